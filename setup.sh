@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything modelc needs on a Debian 12 machine; safe to run again.
+set -euo pipefail
+
+PACKAGES=(
+  llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19
+  libflatbuffers-dev flatbuffers-compiler libfmt-dev nlohmann-json3-dev
+  libcli11-dev zlib1g-dev libopenblas-dev libgtest-dev ninja-build cmake g++
+  python3-numpy dataset-fashion-mnist ccache
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi
+
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -x "$CUDA_HOME/bin/ptxas" ] || [ ! -f "$CUDA_HOME/include/cuda.h" ]; then
+  echo "setup: error: the CUDA toolkit was not found at $CUDA_HOME (need bin/ptxas and include/cuda.h)." >&2
+  echo "setup: install CUDA 12 or 13 there, or set CUDA_HOME to where it is." >&2
+  exit 1
+fi
+echo "setup: CUDA toolkit at $CUDA_HOME ($("$CUDA_HOME/bin/ptxas" --version | tail -1))"
