@@ -1,0 +1,27 @@
+# lit configuration for modelc: tools from the build tree, FileCheck from LLVM 19.
+import os
+import shutil
+import lit.formats
+
+config.name = "modelc"
+config.test_format = lit.formats.ShTest(not lit_config.useValgrind)
+config.suffixes = [".mlir", ".mdl", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.modelc_obj_root, "test")
+
+tools_bin = os.path.join(config.modelc_obj_root, "bin")
+config.environment["PATH"] = os.pathsep.join(
+    [tools_bin, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+config.substitutions.append(("%modelc_src", config.modelc_src_root))
+config.substitutions.append(("%stdlib", os.path.join(config.modelc_src_root, "stdlib")))
+config.substitutions.append(("%examples", os.path.join(config.modelc_src_root, "examples")))
+config.substitutions.append(("%python", config.python_executable or "python3"))
+
+# GPU-only tests say `REQUIRES: cuda-device`; they are skipped without one.
+if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("cuda-device")
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
