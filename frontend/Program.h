@@ -76,6 +76,13 @@ struct Op {
   SourceLoc loc;
 };
 
+/// How a parameter starts: "zeros", "ones", "full", "normal", "uniform",
+/// "kaiming_uniform", "xavier_uniform", "truncated_normal" with its arguments.
+struct Initializer {
+  std::string kind;
+  std::vector<double> args;
+};
+
 /// A parameter that a function uses: created by it (or a block it calls), or
 /// tied with `&path`. `path` is relative to the function's scope; the caller
 /// prefixes its `as` scope. Slot values are the trailing function arguments.
@@ -84,6 +91,8 @@ struct ParamSlot {
   TensorType type;
   bool tied = false;  // from `&path`: refers to a parameter created elsewhere
   int value = -1;     // value id in the function
+  Initializer init;   // when !tied
+  SourceLoc loc;      // the `param` statement, or the `&path` expression
 };
 
 /// A straight-line graph: a specialised block, or an entry's body.
@@ -102,13 +111,6 @@ struct Function {
     values.push_back(t);
     return static_cast<int>(values.size()) - 1;
   }
-};
-
-/// How a parameter starts: "zeros", "ones", "full", "normal", "uniform",
-/// "kaiming_uniform", "xavier_uniform", "truncated_normal" with its arguments.
-struct Initializer {
-  std::string kind;
-  std::vector<double> args;
 };
 
 struct Parameter {
