@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test; ends with one line "N passed, N failed".
+# Usage: tools/check.sh [BUILD_DIR]   (default: build)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+
+./setup.sh || exit 1
+cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release || exit 1
+ninja -C "$BUILD" -j2 || exit 1
+
+log=$(mktemp)
+python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv \
+  "$BUILD/test" "$BUILD/test/unit" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+
+count() { grep -E "^ +$1: +[0-9]+" "$log" | awk '{s += $NF} END {print s + 0}'; }
+passed=$(( $(count Passed) + $(count "Expectedly Failed") ))
+failed=$(( $(count Failed) + $(count "Unexpectedly Passed") + $(count Unresolved) + $(count "Timed Out") ))
+skipped=$(count Unsupported)
+grep -q "skipped: no CUDA device" "$log" || true
+rm -f "$log"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$status" -eq 0 ] && [ "$failed" -eq 0 ]
