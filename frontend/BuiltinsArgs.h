@@ -62,7 +62,8 @@ int scalarConstant(GraphBuilder &builder, const CValue &value, DType dtype,
 /// tensors must share one element type; compile-time scalars become rank-0
 /// constants of that type (an int fits any numeric type it is in range of,
 /// a float needs a float type, a bool needs bool). When no operand is a
-/// tensor, `fallback` picks the type. Returns the value ids, or nullopt
+/// tensor, the type is f32 if any scalar is a float, else i64 for ints, else
+/// bool (as PyTorch types Python scalars). Returns the value ids, or nullopt
 /// after reporting.
 std::optional<std::vector<int>>
 unifyOperands(GraphBuilder &builder, const std::string &op,
