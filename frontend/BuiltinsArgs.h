@@ -129,8 +129,8 @@ public:
   std::optional<std::string> stringArg(size_t i, const std::string &dflt);
   /// An int or a list of ints.
   std::optional<std::vector<int64_t>> intList(size_t i);
-  /// An int (used twice) or a 2-list, as conv and pooling sizes; each at
-  /// least `min`.
+  /// An int (used twice) or a 2-list, as conv and pooling sizes; each from
+  /// `min` to 2^31 - 1.
   std::optional<std::vector<int64_t>>
   intPair(size_t i, const std::vector<int64_t> &dflt, int64_t min);
   /// An axis of `type`, normalised non-negative.

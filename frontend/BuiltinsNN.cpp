@@ -1,0 +1,331 @@
+// Linear algebra and neural-network ops: `@`/`matmul` (torch.matmul),
+// `conv2d`, `max_pool2d`, `avg_pool2d`, `layer_norm`, `embedding`, `dropout`
+// and `attention`. Float operands of one element type throughout.
+#include "frontend/BuiltinsArgs.h"
+
+#include <cmath>
+#include <cstdint>
+
+namespace modelc::builtins {
+
+std::optional<CValue> emitMatmul(GraphBuilder &builder, const Arg &lhs,
+                                 const Arg &rhs, SourceLoc loc) {
+  DiagnosticEngine &diag = builder.diagnostics();
+  for (const Arg *side : {&lhs, &rhs}) {
+    if (!side->value.isTensor()) {
+      diag.error(side->loc, "'matmul' needs tensors, got " +
+                                describe(side->value, builder) +
+                                "; use '*' to scale");
+      return std::nullopt;
+    }
+  }
+  const TensorType a = builder.typeOf(lhs.value);
+  const TensorType b = builder.typeOf(rhs.value);
+  if (a.dtype != b.dtype || !isFloat(a.dtype)) {
+    diag.error(loc, "'matmul' needs float operands of one element type, got " +
+                        a.str() + " and " + b.str());
+    return std::nullopt;
+  }
+  for (const Arg *side : {&lhs, &rhs}) {
+    if (builder.typeOf(side->value).shape.empty()) {
+      diag.error(side->loc,
+                 "'matmul' needs tensors of at least one dimension, got " +
+                     builder.typeOf(side->value).str());
+      return std::nullopt;
+    }
+  }
+  // As torch.matmul: a 1-D left operand is a row [1, k], a 1-D right operand
+  // a column [k, 1], and the added dimension is removed from the result.
+  std::vector<int64_t> as = a.shape, bs = b.shape;
+  if (as.size() == 1)
+    as.insert(as.begin(), 1);
+  if (bs.size() == 1)
+    bs.push_back(1);
+  int64_t k1 = as.back(), k2 = bs[bs.size() - 2];
+  if (k1 != k2) {
+    diag.error(loc, "'matmul' cannot multiply " + a.str() + " by " + b.str() +
+                        ": inner dimensions " + std::to_string(k1) + " and " +
+                        std::to_string(k2) + " differ");
+    return std::nullopt;
+  }
+  std::vector<int64_t> batchA(as.begin(), as.end() - 2);
+  std::vector<int64_t> batchB(bs.begin(), bs.end() - 2);
+  std::optional<std::vector<int64_t>> batch = broadcastShapes(batchA, batchB);
+  if (!batch) {
+    diag.error(loc, "'matmul' cannot broadcast the batch dimensions " +
+                        formatShape(batchA) + " and " + formatShape(batchB) +
+                        " of " + a.str() + " and " + b.str());
+    return std::nullopt;
+  }
+  TensorType result{a.dtype, *batch};
+  if (a.shape.size() > 1)
+    result.shape.push_back(as[as.size() - 2]);
+  if (b.shape.size() > 1)
+    result.shape.push_back(bs.back());
+  return CValue::ofTensor(builder.emit1(
+      "matmul", {lhs.value.tensor, rhs.value.tensor}, result, {}, loc));
+}
+
+namespace {
+std::optional<CValue> matmul(BuiltinCall &call) {
+  return emitMatmul(call.builder, call.arg(0), call.arg(1), call.loc);
+}
+
+/// A float tensor of rank `rank` (any rank when -1) and the element type
+/// `dtype` (when given); `layout` describes the expected shape.
+std::optional<TensorType> operand(BuiltinCall &call, size_t i, int rank,
+                                  const char *layout,
+                                  std::optional<DType> dtype = std::nullopt) {
+  std::optional<int> v = call.floatTensor(i);
+  if (!v)
+    return std::nullopt;
+  TensorType type = call.typeOf(*v);
+  if (rank >= 0 && type.shape.size() != static_cast<size_t>(rank))
+    return call.error(i, call.quoted() + " expects '" + call.param(i) +
+                             "' of rank " + std::to_string(rank) + " " +
+                             layout + ", got " + type.str());
+  if (dtype && type.dtype != *dtype)
+    return call.error(i, call.quoted() + " needs '" + call.param(i) +
+                             "' of element type " + dtypeName(*dtype) +
+                             " like the input, got " + type.str());
+  return type;
+}
+
+std::string pairText(const std::vector<int64_t> &p) { return formatShape(p); }
+
+enum ConvParam { kX, kW, kB, kStride, kPadding, kDilation, kGroups };
+
+/// `conv2d(x, w, b?, stride, padding, dilation, groups)`: NCHW input, OIHW
+/// weight `[cout, cin/groups, kh, kw]`, bias `[cout]`.
+std::optional<CValue> conv2d(BuiltinCall &call) {
+  std::optional<TensorType> x = operand(call, kX, 4, "[n, c, h, w]");
+  if (!x)
+    return std::nullopt;
+  std::optional<TensorType> w =
+      operand(call, kW, 4, "[cout, cin / groups, kh, kw]", x->dtype);
+  std::optional<int64_t> groups = w ? call.intArg(kGroups, 1) : std::nullopt;
+  std::optional<std::vector<int64_t>> stride, padding, dilation;
+  if (groups) {
+    stride = call.intPair(kStride, {1, 1}, 1);
+    padding = stride ? call.intPair(kPadding, {0, 0}, 0) : std::nullopt;
+    dilation = padding ? call.intPair(kDilation, {1, 1}, 1) : std::nullopt;
+  }
+  if (!dilation)
+    return std::nullopt;
+  if (*groups < 1 || x->shape[1] % *groups != 0 || w->shape[0] % *groups != 0)
+    return call.error(kGroups, "'conv2d' needs 'groups' to divide the " +
+                                   std::to_string(x->shape[1]) + " input and " +
+                                   std::to_string(w->shape[0]) +
+                                   " output channels, got " +
+                                   std::to_string(*groups));
+  const int64_t cout = w->shape[0], cinPerGroup = x->shape[1] / *groups;
+  if (w->shape[1] != cinPerGroup)
+    return call.error(
+        kW, "'conv2d' expects 'w' of shape [" + std::to_string(cout) + ", " +
+                std::to_string(cinPerGroup) + ", kh, kw] for x " + x->str() +
+                " with groups = " + std::to_string(*groups) + ", got " +
+                w->str());
+  std::vector<int> operands{call.value(kX).tensor, call.value(kW).tensor};
+  if (call.has(kB)) {
+    std::optional<TensorType> b = operand(call, kB, 1, "[cout]", x->dtype);
+    if (!b)
+      return std::nullopt;
+    if (b->shape[0] != cout)
+      return call.error(kB, "'conv2d' expects 'b' of shape [" +
+                                std::to_string(cout) + "] for w " + w->str() +
+                                ", got " + b->str());
+    operands.push_back(call.value(kB).tensor);
+  }
+  TensorType result{x->dtype, {x->shape[0], cout}};
+  for (int d = 0; d < 2; ++d) {
+    // In 128 bits: a dilation below 2^31 times a kernel size below 2^63
+    // cannot overflow.
+    __int128 span =
+        static_cast<__int128>(x->shape[2 + d]) + 2 * (*padding)[d] -
+        static_cast<__int128>((*dilation)[d]) * (w->shape[2 + d] - 1) - 1;
+    if (span < 0)
+      return call.error(kW, "'conv2d' output is empty: kernel " + w->str() +
+                                " with dilation " + pairText(*dilation) +
+                                " does not fit x " + x->str() + " padded by " +
+                                pairText(*padding));
+    result.shape.push_back(static_cast<int64_t>(span / (*stride)[d] + 1));
+  }
+  AttrDict attrs{{"stride", Attr(*stride)},
+                 {"padding", Attr(*padding)},
+                 {"dilation", Attr(*dilation)},
+                 {"groups", Attr(*groups)}};
+  return CValue::ofTensor(call.builder.emit1("conv2d", operands, result,
+                                             std::move(attrs), call.loc));
+}
+
+/// `max_pool2d(x, k, stride = k, padding = 0)`, `avg_pool2d` likewise: NCHW,
+/// floor mode; padding at most half the kernel, as PyTorch requires.
+std::optional<CValue> pool2d(BuiltinCall &call) {
+  std::optional<TensorType> x = operand(call, 0, 4, "[n, c, h, w]");
+  std::optional<std::vector<int64_t>> kernel =
+      x ? call.intPair(1, {1, 1}, 1) : std::nullopt;
+  std::optional<std::vector<int64_t>> stride =
+      kernel ? call.intPair(2, *kernel, 1) : std::nullopt;
+  std::optional<std::vector<int64_t>> padding =
+      stride ? call.intPair(3, {0, 0}, 0) : std::nullopt;
+  if (!padding)
+    return std::nullopt;
+  TensorType result{x->dtype, {x->shape[0], x->shape[1]}};
+  for (int d = 0; d < 2; ++d) {
+    if (2 * (*padding)[d] > (*kernel)[d])
+      return call.error(
+          3, call.quoted() + " needs 'padding' of at most half the kernel " +
+                 pairText(*kernel) + ", got " + pairText(*padding));
+    int64_t span = x->shape[2 + d] + 2 * (*padding)[d] - (*kernel)[d];
+    if (span < 0)
+      return call.error(1, call.quoted() + " kernel " + pairText(*kernel) +
+                               " is larger than x " + x->str() + " padded by " +
+                               pairText(*padding));
+    result.shape.push_back(span / (*stride)[d] + 1);
+  }
+  AttrDict attrs{{"kernel", Attr(*kernel)},
+                 {"stride", Attr(*stride)},
+                 {"padding", Attr(*padding)}};
+  return CValue::ofTensor(call.builder.emit1(
+      call.name(), {call.value(0).tensor}, result, std::move(attrs), call.loc));
+}
+
+/// `layer_norm(x, w, b, eps = 1e-5)` over the last axis; w and b `[D]`.
+std::optional<CValue> layerNorm(BuiltinCall &call) {
+  std::optional<TensorType> x = operand(call, 0, -1, "");
+  if (!x)
+    return std::nullopt;
+  if (x->shape.empty())
+    return call.error(
+        0, "'layer_norm' needs 'x' of at least one dimension, got " + x->str());
+  const int64_t d = x->shape.back();
+  for (size_t i : {1, 2}) {
+    std::optional<TensorType> t = operand(call, i, 1, "[D]", x->dtype);
+    if (!t)
+      return std::nullopt;
+    if (t->shape[0] != d)
+      return call.error(i, "'layer_norm' expects '" +
+                               std::string(call.param(i)) + "' of shape [" +
+                               std::to_string(d) + "] for x " + x->str() +
+                               ", got " + t->str());
+  }
+  std::optional<double> eps = call.floatArg(3, 1e-5);
+  if (!eps)
+    return std::nullopt;
+  if (!(*eps > 0))
+    return call.error(3, "'layer_norm' needs a positive 'eps', got " +
+                             call.describeArg(3));
+  AttrDict attrs{{"eps", Attr(*eps)}};
+  return CValue::ofTensor(call.builder.emit1(
+      "layer_norm",
+      {call.value(0).tensor, call.value(1).tensor, call.value(2).tensor}, *x,
+      std::move(attrs), call.loc));
+}
+
+/// `embedding(ids, table)`: integer ids, table `[V, D]` -> ids.shape + [D].
+std::optional<CValue> embedding(BuiltinCall &call) {
+  std::optional<int> ids = call.tensor(0);
+  if (!ids)
+    return std::nullopt;
+  const TensorType idsType = call.typeOf(*ids);
+  if (!isInteger(idsType.dtype))
+    return call.error(0, "'embedding' needs integer 'ids', got " +
+                             idsType.str() + "; convert with i32(...)");
+  std::optional<TensorType> table = operand(call, 1, 2, "[V, D]");
+  if (!table)
+    return std::nullopt;
+  TensorType result{table->dtype, idsType.shape};
+  result.shape.push_back(table->shape[1]);
+  return CValue::ofTensor(call.builder.emit1(
+      "embedding", {*ids, call.value(1).tensor}, result, {}, call.loc));
+}
+
+/// `dropout(x, p)`: identity outside training; 0 <= p < 1.
+std::optional<CValue> dropout(BuiltinCall &call) {
+  std::optional<TensorType> x = operand(call, 0, -1, "");
+  std::optional<double> p = x ? call.floatArg(1, 0) : std::nullopt;
+  if (!p)
+    return std::nullopt;
+  if (!(*p >= 0 && *p < 1))
+    return call.error(1, "'dropout' needs 'p' in [0, 1), got " +
+                             call.describeArg(1));
+  AttrDict attrs{{"p", Attr(*p)}};
+  return CValue::ofTensor(call.builder.emit1("dropout", {call.value(0).tensor},
+                                             *x, std::move(attrs), call.loc));
+}
+
+/// `attention(q, k, v, causal = false, scale = 1/sqrt(d))` as
+/// scaled_dot_product_attention: q `[b, h, t, d]`, k `[b, h, s, d]`,
+/// v `[b, h, s, dv]` -> `[b, h, t, dv]`. The `scale` attr is always set.
+std::optional<CValue> attention(BuiltinCall &call) {
+  std::optional<TensorType> q = operand(call, 0, 4, "[b, h, t, d]");
+  std::optional<TensorType> k =
+      q ? operand(call, 1, 4, "[b, h, s, d]", q->dtype) : std::nullopt;
+  std::optional<TensorType> v =
+      k ? operand(call, 2, 4, "[b, h, s, dv]", q->dtype) : std::nullopt;
+  if (!v)
+    return std::nullopt;
+  const std::vector<int64_t> &qs = q->shape, &ks = k->shape, &vs = v->shape;
+  if (ks[0] != qs[0] || ks[1] != qs[1] || ks[3] != qs[3])
+    return call.error(
+        1, "'attention' expects 'k' of shape [" + std::to_string(qs[0]) + ", " +
+               std::to_string(qs[1]) + ", s, " + std::to_string(qs[3]) +
+               "] for q " + q->str() + ", got " + k->str());
+  if (vs[0] != qs[0] || vs[1] != qs[1] || vs[2] != ks[2])
+    return call.error(
+        2, "'attention' expects 'v' of shape [" + std::to_string(qs[0]) + ", " +
+               std::to_string(qs[1]) + ", " + std::to_string(ks[2]) +
+               ", dv] for k " + k->str() + ", got " + v->str());
+  std::optional<bool> causal = call.boolArg(3, false);
+  std::optional<double> scale =
+      causal ? call.floatArg(4, 1 / std::sqrt(static_cast<double>(qs[3])))
+             : std::nullopt;
+  if (!scale)
+    return std::nullopt;
+  if (!std::isfinite(*scale))
+    return call.error(4, "'attention' needs a finite 'scale', got " +
+                             call.describeArg(4));
+  TensorType result{q->dtype, {qs[0], qs[1], qs[2], vs[3]}};
+  AttrDict attrs{{"causal", Attr(*causal)}, {"scale", Attr(*scale)}};
+  return CValue::ofTensor(call.builder.emit1(
+      "attention",
+      {call.value(0).tensor, call.value(1).tensor, call.value(2).tensor},
+      result, std::move(attrs), call.loc));
+}
+} // namespace
+
+const std::vector<BuiltinDef> &nnBuiltins() {
+  static const std::vector<BuiltinDef> defs = {
+      {"matmul", {{"a", nullptr}, {"b", nullptr}}, matmul},
+      {"conv2d",
+       {{"x", nullptr},
+        {"w", nullptr},
+        {"b", "?"},
+        {"stride", "1"},
+        {"padding", "0"},
+        {"dilation", "1"},
+        {"groups", "1"}},
+       conv2d},
+      {"max_pool2d",
+       {{"x", nullptr}, {"k", nullptr}, {"stride", "k"}, {"padding", "0"}},
+       pool2d},
+      {"avg_pool2d",
+       {{"x", nullptr}, {"k", nullptr}, {"stride", "k"}, {"padding", "0"}},
+       pool2d},
+      {"layer_norm",
+       {{"x", nullptr}, {"w", nullptr}, {"b", nullptr}, {"eps", "1e-5"}},
+       layerNorm},
+      {"embedding", {{"ids", nullptr}, {"table", nullptr}}, embedding},
+      {"dropout", {{"x", nullptr}, {"p", nullptr}}, dropout},
+      {"attention",
+       {{"q", nullptr},
+        {"k", nullptr},
+        {"v", nullptr},
+        {"causal", "false"},
+        {"scale", "1/sqrt(d)"}},
+       attention},
+  };
+  return defs;
+}
+
+} // namespace modelc::builtins

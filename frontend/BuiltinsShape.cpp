@@ -1,0 +1,260 @@
+// Shape operations: `reshape`, `flatten`, `transpose`, `concat`, `split`,
+// `broadcast_to` and `arange`. Ops that would not change their input return
+// it unchanged.
+#include "frontend/BuiltinsArgs.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace modelc::builtins {
+
+namespace {
+int64_t product(const std::vector<int64_t> &dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+CValue reshapeTo(BuiltinCall &call, int x, const std::vector<int64_t> &shape) {
+  TensorType result{call.typeOf(x).dtype, shape};
+  if (result == call.typeOf(x))
+    return CValue::ofTensor(x);
+  return CValue::ofTensor(
+      call.builder.emit1("reshape", {x}, result, {}, call.loc));
+}
+
+/// `reshape(x, shape)`: the same element count; one -1 is inferred.
+std::optional<CValue> reshape(BuiltinCall &call) {
+  std::optional<int> x = call.tensor(0);
+  std::optional<std::vector<int64_t>> shape =
+      x ? call.intList(1) : std::nullopt;
+  if (!x || !shape)
+    return std::nullopt;
+  const TensorType type = call.typeOf(*x);
+  auto inferred = std::find(shape->begin(), shape->end(), -1);
+  if (std::count(shape->begin(), shape->end(), -1) > 1)
+    return call.error(1, "'reshape' allows one -1 in 'shape', got " +
+                             formatShape(*shape));
+  for (int64_t d : *shape)
+    if (d <= 0 && d != -1)
+      return call.error(1,
+                        "'reshape' needs sizes of at least 1 in 'shape', got " +
+                            formatShape(*shape));
+  int64_t known = 1;
+  for (int64_t d : *shape)
+    if (d != -1 && __builtin_mul_overflow(known, d, &known))
+      return call.error(1, "'reshape' shape " + formatShape(*shape) +
+                               " has too many elements");
+  int64_t count = type.numElements();
+  if (inferred != shape->end() && count % known == 0)
+    *inferred = count / known;
+  else if (inferred != shape->end() || known != count)
+    return call.error(
+        1, "'reshape' cannot reshape " + type.str() + " (" +
+               std::to_string(count) + " elements) to " + formatShape(*shape) +
+               (inferred != shape->end()
+                    ? ": " + std::to_string(count) + " is not a multiple of " +
+                          std::to_string(known)
+                    : " (" + std::to_string(known) + " elements)"));
+  return reshapeTo(call, *x, *shape);
+}
+
+/// `flatten(x, start = 1, end = -1)`: axes start..end merged into one.
+std::optional<CValue> flatten(BuiltinCall &call) {
+  std::optional<int> x = call.tensor(0);
+  if (!x)
+    return std::nullopt;
+  const TensorType type = call.typeOf(*x);
+  std::optional<int64_t> start = call.axis(1, 1, type);
+  std::optional<int64_t> end = start ? call.axis(2, -1, type) : std::nullopt;
+  if (!start || !end)
+    return std::nullopt;
+  if (*start > *end)
+    return call.error(2, "'flatten' needs 'start' <= 'end', got axes " +
+                             std::to_string(*start) + " and " +
+                             std::to_string(*end) + " of " + type.str());
+  std::vector<int64_t> shape(type.shape.begin(), type.shape.begin() + *start);
+  shape.push_back(product(std::vector<int64_t>(type.shape.begin() + *start,
+                                               type.shape.begin() + *end + 1)));
+  shape.insert(shape.end(), type.shape.begin() + *end + 1, type.shape.end());
+  return reshapeTo(call, *x, shape);
+}
+
+/// `transpose(x)` swaps the last two axes; `transpose(x, perm)` permutes
+/// (attr `perm`, the full permutation, normalised non-negative).
+std::optional<CValue> transpose(BuiltinCall &call) {
+  std::optional<int> x = call.tensor(0);
+  if (!x)
+    return std::nullopt;
+  const TensorType type = call.typeOf(*x);
+  const int64_t rank = static_cast<int64_t>(type.shape.size());
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d);
+  if (!call.has(1)) {
+    if (rank < 2)
+      return call.error(0, "'transpose' without 'perm' swaps the last two axes "
+                           "and needs at least 2, got " +
+                               type.str());
+    std::swap(perm[rank - 2], perm[rank - 1]);
+  } else {
+    std::optional<std::vector<int64_t>> given = call.intList(1);
+    if (!given)
+      return std::nullopt;
+    if (static_cast<int64_t>(given->size()) != rank)
+      return call.error(1, "'transpose' needs a permutation of " +
+                               std::to_string(rank) + " axes for " +
+                               type.str() + ", got " + formatShape(*given));
+    std::vector<bool> seen(rank, false);
+    for (int64_t d = 0; d < rank; ++d) {
+      std::optional<int64_t> axis =
+          normaliseAxis(call.builder, "'transpose'", "perm", (*given)[d], type,
+                        call.locOf(1));
+      if (!axis)
+        return std::nullopt;
+      if (seen[*axis])
+        return call.error(1, "'transpose' 'perm' " + formatShape(*given) +
+                                 " is not a permutation: axis " +
+                                 std::to_string(*axis) + " appears twice");
+      seen[*axis] = true;
+      perm[d] = *axis;
+    }
+  }
+  TensorType result{type.dtype, {}};
+  for (int64_t d : perm)
+    result.shape.push_back(type.shape[d]);
+  bool identity = std::is_sorted(perm.begin(), perm.end());
+  if (identity)
+    return CValue::ofTensor(*x);
+  AttrDict attrs{{"perm", Attr(perm)}};
+  return CValue::ofTensor(call.builder.emit1("transpose", {*x}, result,
+                                             std::move(attrs), call.loc));
+}
+
+/// `concat(xs, axis = 0)`: a list of tensors of one type, equal except
+/// along `axis`.
+std::optional<CValue> concat(BuiltinCall &call) {
+  const CValue &list = call.value(0);
+  bool tensors = list.kind == CValue::Kind::List && !list.list.empty() &&
+                 std::all_of(list.list.begin(), list.list.end(),
+                             [](const CValue &v) { return v.isTensor(); });
+  if (!tensors)
+    return call.error(
+        0, "'concat' expects a non-empty list of tensors for 'xs', got " +
+               call.describeArg(0));
+  const TensorType first = call.typeOf(list.list[0].tensor);
+  std::optional<int64_t> axis = call.axis(1, 0, first);
+  if (!axis)
+    return std::nullopt;
+  TensorType result = first;
+  std::vector<int> operands{list.list[0].tensor};
+  for (size_t i = 1; i < list.list.size(); ++i) {
+    const TensorType &t = call.typeOf(list.list[i].tensor);
+    if (t.dtype != first.dtype)
+      return call.error(0, "'concat' needs tensors of one element type, got " +
+                               first.str() + " and " + t.str());
+    bool match = t.shape.size() == first.shape.size();
+    for (size_t d = 0; match && d < t.shape.size(); ++d)
+      match = static_cast<int64_t>(d) == *axis || t.shape[d] == first.shape[d];
+    if (!match)
+      return call.error(0, "'concat' cannot join " + first.str() + " and " +
+                               t.str() + " along axis " +
+                               std::to_string(*axis) +
+                               ": other dimensions must be equal");
+    result.shape[*axis] += t.shape[*axis];
+    operands.push_back(list.list[i].tensor);
+  }
+  if (operands.size() == 1)
+    return list.list[0];
+  AttrDict attrs{{"axis", Attr(*axis)}};
+  return CValue::ofTensor(call.builder.emit1("concat", operands, result,
+                                             std::move(attrs), call.loc));
+}
+
+/// `split(x, n, axis = 0)`: n equal parts (as torch.chunk, but the size must
+/// divide); a list of n tensors.
+std::optional<CValue> split(BuiltinCall &call) {
+  std::optional<int> x = call.tensor(0);
+  std::optional<int64_t> n = x ? call.intArg(1, 1) : std::nullopt;
+  if (!x || !n)
+    return std::nullopt;
+  const TensorType type = call.typeOf(*x);
+  std::optional<int64_t> axis = call.axis(2, 0, type);
+  if (!axis)
+    return std::nullopt;
+  // Each part is a result of one op; more than this is not a model.
+  const int64_t maxParts = 65536;
+  if (*n < 1 || *n > maxParts)
+    return call.error(1, "'split' needs 'n' from 1 to " +
+                             std::to_string(maxParts) + ", got " +
+                             std::to_string(*n));
+  int64_t size = type.shape[*axis];
+  if (size % *n != 0)
+    return call.error(1, "'split' cannot split axis " + std::to_string(*axis) +
+                             " of " + type.str() + " (size " +
+                             std::to_string(size) + ") into " +
+                             std::to_string(*n) + " equal parts");
+  if (*n == 1)
+    return CValue::ofList({CValue::ofTensor(*x)});
+  TensorType part = type;
+  part.shape[*axis] = size / *n;
+  AttrDict attrs{{"axis", Attr(*axis)}};
+  std::vector<int> results =
+      call.builder.emit("split", {*x}, std::vector<TensorType>(*n, part),
+                        std::move(attrs), call.loc);
+  std::vector<CValue> parts;
+  for (int r : results)
+    parts.push_back(CValue::ofTensor(r));
+  return CValue::ofList(std::move(parts));
+}
+
+/// `broadcast_to(x, shape)` by NumPy rules.
+std::optional<CValue> broadcastTo(BuiltinCall &call) {
+  std::optional<int> x = call.tensor(0);
+  std::optional<std::vector<int64_t>> shape =
+      x ? call.intList(1) : std::nullopt;
+  if (!x || !shape)
+    return std::nullopt;
+  const TensorType type = call.typeOf(*x);
+  std::optional<std::vector<int64_t>> joined =
+      broadcastShapes(type.shape, *shape);
+  bool positive = std::all_of(shape->begin(), shape->end(),
+                              [](int64_t d) { return d >= 1; });
+  if (!positive || !joined || *joined != *shape)
+    return call.error(1, "'broadcast_to' cannot broadcast " + type.str() +
+                             " to " + formatShape(*shape));
+  if (type.shape == *shape)
+    return CValue::ofTensor(*x);
+  return CValue::ofTensor(call.builder.emit1(
+      "broadcast_to", {*x}, TensorType{type.dtype, *shape}, {}, call.loc));
+}
+
+/// `arange(n)`: i32 0..n-1.
+std::optional<CValue> arange(BuiltinCall &call) {
+  std::optional<int64_t> n = call.intArg(0, 0);
+  if (!n)
+    return std::nullopt;
+  if (*n < 1 || *n > INT32_MAX)
+    return call.error(0, "'arange' needs 'n' from 1 to " +
+                             std::to_string(INT32_MAX) + ", got " +
+                             std::to_string(*n));
+  return CValue::ofTensor(call.builder.emit1(
+      "arange", {}, TensorType{DType::I32, {*n}}, {}, call.loc));
+}
+} // namespace
+
+const std::vector<BuiltinDef> &shapeBuiltins() {
+  static const std::vector<BuiltinDef> defs = {
+      {"reshape", {{"x", nullptr}, {"shape", nullptr}}, reshape},
+      {"flatten", {{"x", nullptr}, {"start", "1"}, {"end", "-1"}}, flatten},
+      {"transpose", {{"x", nullptr}, {"perm", "?"}}, transpose},
+      {"concat", {{"xs", nullptr}, {"axis", "0"}}, concat},
+      {"split", {{"x", nullptr}, {"n", nullptr}, {"axis", "0"}}, split},
+      {"broadcast_to", {{"x", nullptr}, {"shape", nullptr}}, broadcastTo},
+      {"arange", {{"n", nullptr}}, arange},
+  };
+  return defs;
+}
+
+} // namespace modelc::builtins
