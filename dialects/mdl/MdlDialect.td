@@ -3,6 +3,7 @@
 #define MODELC_DIALECTS_MDL_MDLDIALECT_TD
 
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Mdl_Dialect : Dialect {
   let name = "mdl";
@@ -49,8 +50,11 @@ def Mdl_FloatTensor : Mdl_TensorOf<[Mdl_FloatElement]>;
 def Mdl_IntTensor : Mdl_TensorOf<[Mdl_IntElement]>;
 def Mdl_BoolTensor : Mdl_TensorOf<[I1]>;
 def Mdl_I64Tensor : Mdl_TensorOf<[I64]>;
-def Mdl_I32Tensor : Mdl_TensorOf<[I32]>;
-def Mdl_F32Tensor : Mdl_TensorOf<[F32]>;
+
+// Scalars are rank-0 tensors.
+def Mdl_FloatScalar
+    : RankedTensorOf<[Mdl_FloatElement], [HasAnyRankOfPred<[0]>], "0-d tensor">;
+def Mdl_F32Scalar : RankedTensorOf<[F32], [HasAnyRankOfPred<[0]>], "0-d tensor">;
 
 //===----------------------------------------------------------------------===//
 // Attributes

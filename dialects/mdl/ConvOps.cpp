@@ -1,0 +1,159 @@
+// Windowed NCHW ops: conv2d, max_pool2d and avg_pool2d.
+#include "dialects/mdl/MdlOps.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::mdl;
+
+/// Checks that `values` (named `name`) has an entry for H and W, each at
+/// least `min`.
+static bool isValidPair(StringRef name, ArrayRef<int64_t> values, int64_t min,
+                        EmitErrorFn emitError) {
+  if (values.size() != 2) {
+    reportInvalid(emitError, name, " must have 2 entries (H, W), got ",
+                  values.size());
+    return false;
+  }
+  if (values[0] < min || values[1] < min) {
+    reportInvalid(emitError, name, " must be ",
+                  min == 0 ? "non-negative" : "positive", ", got ",
+                  formatShape(values));
+    return false;
+  }
+  return true;
+}
+
+static constexpr const char *kAxisNames[] = {"H", "W"};
+
+std::optional<SmallVector<int64_t>>
+mlir::mdl::inferConv2dShape(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
+                            ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                            ArrayRef<int64_t> dilation, int64_t groups,
+                            EmitErrorFn emitError) {
+  if (input.size() != 4)
+    return reportInvalid(emitError, "input must be 4-D [N, C, H, W], got ",
+                         formatShape(input));
+  if (weight.size() != 4)
+    return reportInvalid(emitError,
+                         "weight must be 4-D [O, C / groups, kH, kW], got ",
+                         formatShape(weight));
+  if (!isValidPair("stride", stride, 1, emitError) ||
+      !isValidPair("padding", padding, 0, emitError) ||
+      !isValidPair("dilation", dilation, 1, emitError))
+    return std::nullopt;
+  if (groups < 1)
+    return reportInvalid(emitError, "groups must be positive, got ", groups);
+  int64_t channels = input[1];
+  int64_t outChannels = weight[0];
+  if (channels % groups != 0)
+    return reportInvalid(emitError, "input channels ", channels,
+                         " are not divisible by groups ", groups);
+  if (outChannels % groups != 0)
+    return reportInvalid(emitError, "output channels ", outChannels,
+                         " are not divisible by groups ", groups);
+  if (weight[1] != channels / groups)
+    return reportInvalid(emitError, "weight has ", weight[1],
+                         " input channels per group, expected ",
+                         channels / groups, " (input channels ", channels,
+                         " / groups ", groups, ")");
+  SmallVector<int64_t> result = {input[0], outChannels};
+  for (int i = 0; i < 2; ++i) {
+    std::optional<int64_t> count = inferWindowCount(
+        input[2 + i], weight[2 + i], stride[i], padding[i], dilation[i]);
+    if (!count)
+      return reportInvalid(
+          emitError, "kernel ", weight[2 + i], " with dilation ", dilation[i],
+          " does not fit the input size ", input[2 + i], " padded by ",
+          padding[i], " on axis ", kAxisNames[i]);
+    result.push_back(*count);
+  }
+  return result;
+}
+
+void Conv2dOp::build(OpBuilder &builder, OperationState &state, Value input,
+                     Value weight, Value bias, ArrayRef<int64_t> stride,
+                     ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                     int64_t groups) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  std::optional<SmallVector<int64_t>> shape = inferConv2dShape(
+      inputType.getShape(), cast<RankedTensorType>(weight.getType()).getShape(),
+      stride, padding, dilation, groups);
+  build(builder, state, shape ? inputType.clone(*shape) : inputType, input,
+        weight, bias, stride, padding, dilation, groups);
+}
+
+LogicalResult Conv2dOp::verify() {
+  RankedTensorType input = getInput().getType();
+  ArrayRef<int64_t> weight = getWeight().getType().getShape();
+  std::optional<SmallVector<int64_t>> shape = inferConv2dShape(
+      input.getShape(), weight, getStride(), getPadding(), getDilation(),
+      getGroups(), [&] { return emitOpError(); });
+  if (!shape)
+    return failure();
+  if (Value bias = getBias()) {
+    ArrayRef<int64_t> biasShape =
+        cast<RankedTensorType>(bias.getType()).getShape();
+    if (biasShape != ArrayRef<int64_t>{weight[0]})
+      return emitOpError("bias must have shape [")
+             << weight[0] << "] (the output channels), got "
+             << formatShape(biasShape);
+  }
+  return verifyTensorType(*this, "result", getType(), *shape,
+                          input.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>>
+mlir::mdl::inferPool2dShape(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
+                            ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                            EmitErrorFn emitError) {
+  if (input.size() != 4)
+    return reportInvalid(emitError, "input must be 4-D [N, C, H, W], got ",
+                         formatShape(input));
+  if (!isValidPair("kernel", kernel, 1, emitError) ||
+      !isValidPair("stride", stride, 1, emitError) ||
+      !isValidPair("padding", padding, 0, emitError))
+    return std::nullopt;
+  SmallVector<int64_t> result = {input[0], input[1]};
+  for (int i = 0; i < 2; ++i) {
+    // PyTorch rejects windows that could lie entirely in the padding.
+    if (padding[i] > kernel[i] / 2)
+      return reportInvalid(emitError, "padding ", padding[i], " on axis ",
+                           kAxisNames[i],
+                           " must be at most half the kernel size ", kernel[i]);
+    std::optional<int64_t> count =
+        inferWindowCount(input[2 + i], kernel[i], stride[i], padding[i]);
+    if (!count)
+      return reportInvalid(
+          emitError, "kernel ", kernel[i], " does not fit the input size ",
+          input[2 + i], " padded by ", padding[i], " on axis ", kAxisNames[i]);
+    result.push_back(*count);
+  }
+  return result;
+}
+
+Type mlir::mdl::inferPool2dType(Type input, ArrayRef<int64_t> kernel,
+                                ArrayRef<int64_t> stride,
+                                ArrayRef<int64_t> padding) {
+  auto type = cast<RankedTensorType>(input);
+  std::optional<SmallVector<int64_t>> shape =
+      inferPool2dShape(type.getShape(), kernel, stride, padding);
+  return shape ? type.clone(*shape) : type;
+}
+
+LogicalResult mlir::mdl::verifyPool2dOp(Operation *op, ArrayRef<int64_t> kernel,
+                                        ArrayRef<int64_t> stride,
+                                        ArrayRef<int64_t> padding) {
+  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+  std::optional<SmallVector<int64_t>> shape =
+      inferPool2dShape(input.getShape(), kernel, stride, padding,
+                       [&] { return op->emitOpError(); });
+  if (!shape)
+    return failure();
+  return verifyTensorType(op, "result", op->getResult(0).getType(), *shape,
+                          input.getElementType());
+}

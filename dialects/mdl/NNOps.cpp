@@ -1,0 +1,215 @@
+// Linear algebra and neural-network ops: matmul, layer_norm, embedding,
+// dropout, attention and the losses.
+#include "dialects/mdl/MdlOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::mdl;
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>>
+mlir::mdl::inferMatmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
+                            EmitErrorFn emitError) {
+  if (lhs.empty() || rhs.empty())
+    return reportInvalid(emitError,
+                         "operands must have rank at least 1, got ranks ",
+                         lhs.size(), " and ", rhs.size());
+  // torch.matmul promotes a 1-D lhs to a row and a 1-D rhs to a column, and
+  // removes the added axis from the result.
+  SmallVector<int64_t> left(lhs), right(rhs);
+  bool rowVector = left.size() == 1, columnVector = right.size() == 1;
+  if (rowVector)
+    left.insert(left.begin(), 1);
+  if (columnVector)
+    right.push_back(1);
+  int64_t lhsK = left.back(), rhsK = right[right.size() - 2];
+  if (lhsK != rhsK)
+    return reportInvalid(emitError, "contracting dimensions differ: lhs ",
+                         formatShape(lhs), " has ", lhsK, ", rhs ",
+                         formatShape(rhs), " has ", rhsK);
+  ArrayRef<int64_t> lhsBatch = ArrayRef<int64_t>(left).drop_back(2);
+  ArrayRef<int64_t> rhsBatch = ArrayRef<int64_t>(right).drop_back(2);
+  std::optional<SmallVector<int64_t>> result =
+      inferBroadcastShape(lhsBatch, rhsBatch);
+  if (!result)
+    return reportInvalid(emitError, "batch dimensions ", formatShape(lhsBatch),
+                         " and ", formatShape(rhsBatch),
+                         " are not broadcast-compatible");
+  if (!rowVector)
+    result->push_back(left[left.size() - 2]);
+  if (!columnVector)
+    result->push_back(right.back());
+  return result;
+}
+
+void MatmulOp::build(OpBuilder &builder, OperationState &state, Value lhs,
+                     Value rhs) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  std::optional<SmallVector<int64_t>> shape = inferMatmulShape(
+      lhsType.getShape(), cast<RankedTensorType>(rhs.getType()).getShape());
+  build(builder, state, shape ? lhsType.clone(*shape) : lhsType, lhs, rhs);
+}
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType lhs = getLhs().getType();
+  std::optional<SmallVector<int64_t>> shape =
+      inferMatmulShape(lhs.getShape(), getRhs().getType().getShape(),
+                       [&] { return emitOpError(); });
+  if (!shape)
+    return failure();
+  return verifyTensorType(*this, "result", getType(), *shape,
+                          lhs.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm, embedding, dropout
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  if (input.empty())
+    return emitOpError("input must have rank at least 1");
+  SmallVector<int64_t> expected = {input.back()};
+  for (auto [name, value] : {std::pair<StringRef, Value>{"weight", getWeight()},
+                             {"bias", getBias()}}) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(value.getType()).getShape();
+    if (shape != ArrayRef<int64_t>(expected))
+      return emitOpError() << name << " must have shape "
+                           << formatShape(expected)
+                           << " (the last axis of the input), got "
+                           << formatShape(shape);
+  }
+  if (!(getEps().convertToDouble() > 0))
+    return emitOpError("eps must be positive");
+  return success();
+}
+
+std::optional<SmallVector<int64_t>>
+mlir::mdl::inferEmbeddingShape(ArrayRef<int64_t> ids, ArrayRef<int64_t> table,
+                               EmitErrorFn emitError) {
+  if (table.size() != 2)
+    return reportInvalid(emitError, "table must be 2-D [V, D], got ",
+                         formatShape(table));
+  SmallVector<int64_t> result(ids);
+  result.push_back(table[1]);
+  return result;
+}
+
+void EmbeddingOp::build(OpBuilder &builder, OperationState &state, Value ids,
+                        Value table) {
+  auto tableType = cast<RankedTensorType>(table.getType());
+  std::optional<SmallVector<int64_t>> shape = inferEmbeddingShape(
+      cast<RankedTensorType>(ids.getType()).getShape(), tableType.getShape());
+  build(builder, state, shape ? tableType.clone(*shape) : tableType, ids,
+        table);
+}
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = getTable().getType();
+  std::optional<SmallVector<int64_t>> shape =
+      inferEmbeddingShape(getIds().getType().getShape(), table.getShape(),
+                          [&] { return emitOpError(); });
+  if (!shape)
+    return failure();
+  return verifyTensorType(*this, "result", getType(), *shape,
+                          table.getElementType());
+}
+
+LogicalResult DropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (!(p >= 0 && p < 1))
+    return emitOpError("p must be in [0, 1), got ") << p;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>>
+mlir::mdl::inferAttentionShape(ArrayRef<int64_t> query, ArrayRef<int64_t> key,
+                               ArrayRef<int64_t> value, EmitErrorFn emitError) {
+  if (query.size() != 4 || key.size() != 4 || value.size() != 4)
+    return reportInvalid(
+        emitError,
+        "query, key and value must be 4-D [b, h, t, d], [b, h, s, d] and "
+        "[b, h, s, dv], got ",
+        formatShape(query), ", ", formatShape(key), " and ",
+        formatShape(value));
+  if (query.take_front(2) != key.take_front(2) ||
+      key.take_front(2) != value.take_front(2))
+    return reportInvalid(
+        emitError, "query, key and value must agree on batch and heads, got ",
+        formatShape(query), ", ", formatShape(key), " and ",
+        formatShape(value));
+  if (key[2] != value[2])
+    return reportInvalid(emitError, "key and value must have the same ",
+                         "sequence length, got ", key[2], " and ", value[2]);
+  if (query[3] != key[3])
+    return reportInvalid(emitError, "query and key must have the same ",
+                         "head size, got ", query[3], " and ", key[3]);
+  return SmallVector<int64_t>{query[0], query[1], query[2], value[3]};
+}
+
+void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
+                        Value key, Value value, bool causal,
+                        std::optional<double> scale) {
+  auto queryType = cast<RankedTensorType>(query.getType());
+  std::optional<SmallVector<int64_t>> shape = inferAttentionShape(
+      queryType.getShape(), cast<RankedTensorType>(key.getType()).getShape(),
+      cast<RankedTensorType>(value.getType()).getShape());
+  int64_t headSize = queryType.getRank() > 0 ? queryType.getShape().back() : 1;
+  double scaleValue =
+      scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headSize));
+  build(builder, state, shape ? queryType.clone(*shape) : queryType, query, key,
+        value, causal, llvm::APFloat(scaleValue));
+}
+
+LogicalResult AttentionOp::verify() {
+  std::optional<SmallVector<int64_t>> shape = inferAttentionShape(
+      getQuery().getType().getShape(), getKey().getType().getShape(),
+      getValue().getType().getShape(), [&] { return emitOpError(); });
+  if (!shape)
+    return failure();
+  double scale = getScale().convertToDouble();
+  if (!(scale > 0 && std::isfinite(scale)))
+    return emitOpError("scale must be positive and finite, got ") << scale;
+  return verifyTensorType(*this, "result", getType(), *shape,
+                          getQuery().getType().getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Losses and metrics
+//===----------------------------------------------------------------------===//
+
+/// Class axis last: `labels` has the shape of `logits` without it.
+static LogicalResult verifyClassLabels(Operation *op, Value logits,
+                                       Value labels) {
+  ArrayRef<int64_t> logitsShape =
+      cast<RankedTensorType>(logits.getType()).getShape();
+  ArrayRef<int64_t> labelsShape =
+      cast<RankedTensorType>(labels.getType()).getShape();
+  if (logitsShape.empty())
+    return op->emitOpError("logits must have a class axis (rank at least 1)");
+  if (labelsShape != logitsShape.drop_back())
+    return op->emitOpError("labels must have shape ")
+           << formatShape(logitsShape.drop_back())
+           << " (the logits' shape without the class axis), got "
+           << formatShape(labelsShape);
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyClassLabels(*this, getLogits(), getLabels());
+}
+
+LogicalResult AccuracyOp::verify() {
+  return verifyClassLabels(*this, getLogits(), getLabels());
+}

@@ -1,0 +1,280 @@
+// Linear algebra and neural-network ops: matmul, convolution, pooling,
+// normalisation, embedding, dropout, attention and the losses.
+#ifndef MODELC_DIALECTS_MDL_NNOPS_TD
+#define MODELC_DIALECTS_MDL_NNOPS_TD
+
+include "MdlDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Mdl_MatmulOp : Mdl_Op<"matmul", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "matrix product with torch.matmul's rules";
+  let description = [{
+    Two 1-D operands give their dot product (a scalar). A 1-D `lhs` is
+    treated as a row `[1, k]` and a 1-D `rhs` as a column `[k, 1]`, and the
+    added axis is removed from the result. Otherwise the last two axes are
+    multiplied (`[.., n, k] x [.., k, m] -> [.., n, m]`) and the leading
+    (batch) axes broadcast with NumPy's rules.
+
+    ```mlir
+    %y = mdl.matmul %x, %w : tensor<8x128x784xf32>, tensor<784x256xf32> -> tensor<8x128x256xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_NumericTensor:$lhs, Mdl_NumericTensor:$rhs);
+  let results = (outs Mdl_NumericTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs)>
+  ];
+}
+
+def Mdl_Conv2dOp : Mdl_Op<"conv2d", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "2-D convolution, NCHW input and OIHW weight";
+  let description = [{
+    `input` is `[N, C, H, W]`, `weight` `[O, C / groups, kH, kW]`, the
+    optional `bias` `[O]`; the result is `[N, O, Ho, Wo]` with
+    `Ho = (H + 2 * padding[0] - dilation[0] * (kH - 1) - 1) / stride[0] + 1`
+    (likewise `Wo`), as `torch.nn.functional.conv2d`.
+
+    ```mlir
+    %y = mdl.conv2d %x, %w, %b stride = [1, 1] padding = [2, 2] dilation = [1, 1] groups = 1 : tensor<8x1x28x28xf32>, tensor<6x1x5x5xf32>, tensor<6xf32> -> tensor<8x6x28x28xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$weight,
+                       Optional<Mdl_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, Mdl_I64Attr:$groups);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `stride` `=` $stride `padding` `=`
+    $padding `dilation` `=` $dilation `groups` `=` $groups attr-dict `:`
+    type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    // `bias` may be null.
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
+                   "::mlir::Value":$bias, "::llvm::ArrayRef<int64_t>":$stride,
+                   "::llvm::ArrayRef<int64_t>":$padding,
+                   "::llvm::ArrayRef<int64_t>":$dilation, "int64_t":$groups)>
+  ];
+}
+
+// 2-D pooling over NCHW windows, as torch.nn.functional's (floor mode).
+class Mdl_Pool2dOp<string mnemonic, Type tensorType, string opSummary>
+    : Mdl_Op<mnemonic, [Pure, SameOperandsAndResultElementType]> {
+  let summary = opSummary;
+  let description = [{
+    `input` is `[N, C, H, W]`, the result `[N, C, Ho, Wo]` with
+    `Ho = (H + 2 * padding[0] - kernel[0]) / stride[0] + 1` (likewise `Wo`);
+    `padding` is at most half the kernel.
+
+    ```mlir
+    %p = mdl.max_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0] : tensor<8x6x28x28xf32> -> tensor<8x6x14x14xf32>
+    ```
+  }];
+  let arguments = (ins tensorType:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs tensorType:$result);
+  let assemblyFormat = [{
+    $input `kernel` `=` $kernel `stride` `=` $stride `padding` `=` $padding
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::mdl::verifyPool2dOp(getOperation(), getKernel(),
+                                         getStride(), getPadding());
+    }
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$kernel,
+                   "::llvm::ArrayRef<int64_t>":$stride,
+                   "::llvm::ArrayRef<int64_t>":$padding), [{
+      build($_builder, $_state,
+            inferPool2dType(input.getType(), kernel, stride, padding), input,
+            kernel, stride, padding);
+    }]>
+  ];
+}
+
+def Mdl_MaxPool2dOp : Mdl_Pool2dOp<"max_pool2d", Mdl_NumericTensor,
+                                   "2-D max pooling">;
+// Padding counts as zeros in the average, as with PyTorch's default
+// count_include_pad = True.
+def Mdl_AvgPool2dOp : Mdl_Pool2dOp<"avg_pool2d", Mdl_FloatTensor,
+                                   "2-D average pooling">;
+
+def Mdl_LayerNormOp : Mdl_Op<"layer_norm", [
+    Pure, SameOperandsAndResultElementType,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "layer normalisation over the last axis";
+  let description = [{
+    `(x - mean) / sqrt(var + eps) * weight + bias` along the last axis, with
+    the biased variance; `weight` and `bias` have the last axis' size.
+
+    ```mlir
+    %y = mdl.layer_norm %x, %w, %b eps = 1.000000e-05 : tensor<8x64x768xf32>, tensor<768xf32>, tensor<768xf32> -> tensor<8x64x768xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$weight,
+                       Mdl_FloatTensor:$bias,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `eps` `=` $eps attr-dict `:` type($input) `,`
+    type($weight) `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mdl_EmbeddingOp : Mdl_Op<"embedding", [
+    Pure, AllElementTypesMatch<["table", "result"]>]> {
+  let summary = "rows of a table selected by integer ids";
+  let description = [{
+    `table` is `[V, D]`; the result is `ids.shape + [D]`.
+
+    ```mlir
+    %e = mdl.embedding %ids, %wte : tensor<8x64xi32>, tensor<50257x768xf32> -> tensor<8x64x768xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_IntTensor:$ids, Mdl_FloatTensor:$table);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $table attr-dict `:` type($ids) `,` type($table) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$ids, "::mlir::Value":$table)>
+  ];
+}
+
+// Not Pure: two dropouts of one value draw different masks, so they must
+// not be merged.
+def Mdl_DropoutOp : Mdl_Op<"dropout", [SameOperandsAndResultType]> {
+  let summary = "zeroes elements with probability p while training";
+  let description = [{
+    While training, each element is zeroed with probability `p` and the
+    others are scaled by `1 / (1 - p)`; outside training it is the identity.
+
+    ```mlir
+    %d = mdl.dropout %x p = 1.000000e-01 : tensor<8x64x768xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, F64Attr:$p);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = "$input `p` `=` $p attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mdl_AttentionOp : Mdl_Op<"attention", [
+    Pure, SameOperandsAndResultElementType]> {
+  let summary = "scaled dot-product attention";
+  let description = [{
+    `softmax(q @ k^T * scale [+ causal mask]) @ v` as PyTorch's
+    `scaled_dot_product_attention`: `query` `[b, h, t, d]`, `key`
+    `[b, h, s, d]`, `value` `[b, h, s, dv]`, result `[b, h, t, dv]`. With
+    `causal`, query `i` sees keys `0 ..= i`.
+
+    ```mlir
+    %o = mdl.attention %q, %k, %v causal scale = 1.250000e-01 : tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32> -> tensor<8x12x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$query, Mdl_FloatTensor:$key,
+                       Mdl_FloatTensor:$value, UnitAttr:$causal,
+                       F64Attr:$scale);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`causal` $causal^)? `scale` `=` $scale
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    // Without `scale`, it is 1 / sqrt(d).
+    OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, "bool":$causal,
+                   CArg<"std::optional<double>", "std::nullopt">:$scale)>
+  ];
+}
+
+def Mdl_CrossEntropyOp : Mdl_Op<"cross_entropy", [Pure]> {
+  let summary = "softmax cross-entropy, mean over non-ignored positions";
+  let description = [{
+    The class axis is the last axis of `logits`; `labels` has the logits'
+    shape without it. Positions whose label is `ignore_index` do not count.
+
+    ```mlir
+    %l = mdl.cross_entropy %logits, %labels ignore_index = -100 : tensor<128x10xf32>, tensor<128xi32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$logits, Mdl_IntTensor:$labels,
+                       DefaultValuedAttr<Mdl_I64Attr, "-100">:$ignore_index);
+  let results = (outs Mdl_F32Scalar:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `ignore_index` `=` $ignore_index attr-dict `:`
+    type($logits) `,` type($labels) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$logits, "::mlir::Value":$labels,
+                   CArg<"int64_t", "-100">:$ignoreIndex), [{
+      build($_builder, $_state,
+            ::mlir::RankedTensorType::get({}, $_builder.getF32Type()), logits,
+            labels, ignoreIndex);
+    }]>
+  ];
+}
+
+def Mdl_MseLossOp : Mdl_Op<"mse_loss", [
+    Pure, SameTypeOperands, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "mean squared error";
+  let description = [{
+    ```mlir
+    %l = mdl.mse_loss %y, %t : tensor<128x1xf32>, tensor<128x1xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$target);
+  let results = (outs Mdl_FloatScalar:$result);
+  let assemblyFormat = [{
+    $input `,` $target attr-dict `:` type($input) `,` type($target) `->`
+    type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$target), [{
+      build($_builder, $_state,
+            ::mlir::RankedTensorType::get({},
+                getElementTypeOrSelf(input.getType())), input, target);
+    }]>
+  ];
+}
+
+def Mdl_AccuracyOp : Mdl_Op<"accuracy", [Pure]> {
+  let summary = "fraction of positions whose argmax equals the label";
+  let description = [{
+    A metric, not differentiable. Shapes as for `mdl.cross_entropy`.
+
+    ```mlir
+    %a = mdl.accuracy %logits, %labels : tensor<128x10xf32>, tensor<128xui8> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$logits, Mdl_IntTensor:$labels);
+  let results = (outs Mdl_F32Scalar:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$logits, "::mlir::Value":$labels), [{
+      build($_builder, $_state,
+            ::mlir::RankedTensorType::get({}, $_builder.getF32Type()), logits,
+            labels);
+    }]>
+  ];
+}
+
+#endif // MODELC_DIALECTS_MDL_NNOPS_TD

@@ -1,0 +1,214 @@
+// Shape ops: reshape, transpose, concat, split, broadcast_to and slice.
+#include "dialects/mdl/MdlOps.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::mdl;
+
+LogicalResult ReshapeOp::verify() {
+  int64_t inputCount = getInput().getType().getNumElements();
+  int64_t resultCount = getType().getNumElements();
+  if (inputCount != resultCount)
+    return emitOpError("result has ")
+           << resultCount << " elements but the operand has " << inputCount;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// transpose
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>>
+mlir::mdl::inferTransposeShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm,
+                               EmitErrorFn emitError) {
+  if (perm.size() != shape.size())
+    return reportInvalid(emitError, "perm has ", perm.size(),
+                         " entries but the operand has rank ", shape.size());
+  SmallVector<bool> seen(shape.size(), false);
+  SmallVector<int64_t> result;
+  for (int64_t axis : perm) {
+    if (axis < 0 || axis >= static_cast<int64_t>(shape.size()) || seen[axis])
+      return reportInvalid(emitError, "perm ", formatShape(perm),
+                           " is not a permutation of 0 .. ", shape.size() - 1);
+    seen[axis] = true;
+    result.push_back(shape[axis]);
+  }
+  return result;
+}
+
+void TransposeOp::build(OpBuilder &builder, OperationState &state, Value input,
+                        ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(input.getType());
+  std::optional<SmallVector<int64_t>> shape =
+      inferTransposeShape(type.getShape(), perm);
+  build(builder, state, shape ? type.clone(*shape) : type, input, perm);
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType input = getInput().getType();
+  std::optional<SmallVector<int64_t>> shape = inferTransposeShape(
+      input.getShape(), getPerm(), [&] { return emitOpError(); });
+  if (!shape)
+    return failure();
+  return verifyTensorType(*this, "result", getType(), *shape,
+                          input.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// concat
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>>
+mlir::mdl::inferConcatShape(ArrayRef<ArrayRef<int64_t>> inputs, int64_t axis,
+                            EmitErrorFn emitError) {
+  if (inputs.empty())
+    return reportInvalid(emitError, "expects at least one operand");
+  ArrayRef<int64_t> first = inputs.front();
+  int64_t rank = first.size();
+  if (axis < 0 || axis >= rank)
+    return reportInvalid(emitError, "axis ", axis, " is out of range for rank ",
+                         rank, " (axes are normalised to 0 .. rank - 1)");
+  SmallVector<int64_t> result(first);
+  for (auto [index, shape] : llvm::enumerate(inputs.drop_front())) {
+    size_t operand = index + 1;
+    if (static_cast<int64_t>(shape.size()) != rank)
+      return reportInvalid(emitError, "operand #", operand, " has rank ",
+                           shape.size(), " but operand #0 has rank ", rank);
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i != axis && shape[i] != first[i])
+        return reportInvalid(emitError, "operand #", operand, " has size ",
+                             shape[i], " on axis ", i,
+                             " but operand #0 has size ", first[i]);
+    }
+    result[axis] += shape[axis];
+  }
+  return result;
+}
+
+static SmallVector<ArrayRef<int64_t>> getShapes(ValueRange values) {
+  return llvm::to_vector(llvm::map_range(values, [](Value value) {
+    return cast<RankedTensorType>(value.getType()).getShape();
+  }));
+}
+
+void ConcatOp::build(OpBuilder &builder, OperationState &state,
+                     ValueRange inputs, int64_t axis) {
+  Type resultType = builder.getNoneType();
+  if (!inputs.empty()) {
+    auto first = cast<RankedTensorType>(inputs.front().getType());
+    std::optional<SmallVector<int64_t>> shape =
+        inferConcatShape(getShapes(inputs), axis);
+    resultType = shape ? first.clone(*shape) : first;
+  }
+  build(builder, state, resultType, inputs, axis);
+}
+
+LogicalResult ConcatOp::verify() {
+  std::optional<SmallVector<int64_t>> shape = inferConcatShape(
+      getShapes(getInputs()), getAxis(), [&] { return emitOpError(); });
+  if (!shape)
+    return failure();
+  return verifyTensorType(*this, "result", getType(), *shape,
+                          getType().getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// split
+//===----------------------------------------------------------------------===//
+
+void SplitOp::build(OpBuilder &builder, OperationState &state, Value input,
+                    int64_t axis, unsigned numParts) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  if (axis >= 0 && axis < type.getRank() && numParts > 0)
+    shape[axis] /= numParts;
+  SmallVector<Type> resultTypes(numParts, type.clone(shape));
+  build(builder, state, resultTypes, input, axis);
+}
+
+LogicalResult SplitOp::verify() {
+  RankedTensorType input = getInput().getType();
+  // SameOperandsAndResultElementType already requires a result.
+  int64_t numParts = getNumResults();
+  int64_t axis = getAxis();
+  if (failed(verifyAxis(*this, axis, input.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  if (shape[axis] % numParts != 0)
+    return emitOpError("axis ")
+           << axis << " of size " << shape[axis] << " does not split into "
+           << numParts << " equal parts";
+  shape[axis] /= numParts;
+  for (auto [index, result] : llvm::enumerate(getResults())) {
+    if (failed(verifyTensorType(*this, "result #" + std::to_string(index),
+                                result.getType(), shape,
+                                input.getElementType())))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// broadcast_to
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastToOp::verify() {
+  ArrayRef<int64_t> from = getInput().getType().getShape();
+  ArrayRef<int64_t> to = getType().getShape();
+  std::optional<SmallVector<int64_t>> shape = inferBroadcastShape(from, to);
+  if (!shape || ArrayRef<int64_t>(*shape) != to)
+    return emitOpError("operand shape ")
+           << formatShape(from) << " does not broadcast to the result shape "
+           << formatShape(to);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// slice
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>>
+mlir::mdl::inferSliceShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> starts,
+                           ArrayRef<int64_t> limits, ArrayRef<int64_t> strides,
+                           EmitErrorFn emitError) {
+  size_t rank = shape.size();
+  if (starts.size() != rank || limits.size() != rank || strides.size() != rank)
+    return reportInvalid(emitError, "starts, limits and strides must have ",
+                         rank, " entries each (the operand's rank), got ",
+                         starts.size(), ", ", limits.size(), " and ",
+                         strides.size());
+  SmallVector<int64_t> result;
+  for (size_t i = 0; i < rank; ++i) {
+    if (strides[i] < 1)
+      return reportInvalid(emitError, "stride ", strides[i], " on axis ", i,
+                           " must be positive");
+    if (starts[i] < 0 || starts[i] > limits[i] || limits[i] > shape[i])
+      return reportInvalid(emitError, "start ", starts[i], " and limit ",
+                           limits[i], " on axis ", i,
+                           " are not within 0 <= start <= limit <= ", shape[i]);
+    result.push_back((limits[i] - starts[i] + strides[i] - 1) / strides[i]);
+  }
+  return result;
+}
+
+void SliceOp::build(OpBuilder &builder, OperationState &state, Value input,
+                    ArrayRef<int64_t> starts, ArrayRef<int64_t> limits,
+                    ArrayRef<int64_t> strides) {
+  auto type = cast<RankedTensorType>(input.getType());
+  std::optional<SmallVector<int64_t>> shape =
+      inferSliceShape(type.getShape(), starts, limits, strides);
+  build(builder, state, shape ? type.clone(*shape) : type, input, starts,
+        limits, strides);
+}
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType input = getInput().getType();
+  std::optional<SmallVector<int64_t>> shape =
+      inferSliceShape(input.getShape(), getStarts(), getLimits(), getStrides(),
+                      [&] { return emitOpError(); });
+  if (!shape)
+    return failure();
+  return verifyTensorType(*this, "result", getType(), *shape,
+                          input.getElementType());
+}
