@@ -1,0 +1,494 @@
+// The .mdl lexer: numbers, names, strings, operators and the newline rule.
+#include "frontend/Lexer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace modelc {
+
+namespace {
+
+struct Spelling {
+  TokenKind kind;
+  const char *text;
+};
+
+constexpr Spelling kKeywords[] = {
+    {TokenKind::KwImport, "import"}, {TokenKind::KwConst, "const"},
+    {TokenKind::KwBlock, "block"},   {TokenKind::KwData, "data"},
+    {TokenKind::KwTrain, "train"},   {TokenKind::KwInfer, "infer"},
+    {TokenKind::KwLet, "let"},       {TokenKind::KwParam, "param"},
+    {TokenKind::KwReturn, "return"}, {TokenKind::KwFor, "for"},
+    {TokenKind::KwIn, "in"},         {TokenKind::KwIf, "if"},
+    {TokenKind::KwElse, "else"},     {TokenKind::KwAssert, "assert"},
+    {TokenKind::KwAs, "as"},         {TokenKind::KwInput, "input"},
+    {TokenKind::KwOutput, "output"}, {TokenKind::KwTrue, "true"},
+    {TokenKind::KwFalse, "false"},
+};
+
+// Longest spellings first, so that `...` wins over `..` and `.`.
+constexpr Spelling kPunctuation[] = {
+    {TokenKind::Ellipsis, "..."}, {TokenKind::DotDot, ".."},
+    {TokenKind::EqEq, "=="},      {TokenKind::NotEq, "!="},
+    {TokenKind::LessEq, "<="},    {TokenKind::GreaterEq, ">="},
+    {TokenKind::AmpAmp, "&&"},    {TokenKind::PipePipe, "||"},
+    {TokenKind::Arrow, "->"},     {TokenKind::Plus, "+"},
+    {TokenKind::Minus, "-"},      {TokenKind::Star, "*"},
+    {TokenKind::Slash, "/"},      {TokenKind::Percent, "%"},
+    {TokenKind::At, "@"},         {TokenKind::Bang, "!"},
+    {TokenKind::Less, "<"},       {TokenKind::Greater, ">"},
+    {TokenKind::Equal, "="},      {TokenKind::Colon, ":"},
+    {TokenKind::Comma, ","},      {TokenKind::Semicolon, ";"},
+    {TokenKind::Dot, "."},        {TokenKind::Amp, "&"},
+    {TokenKind::LParen, "("},     {TokenKind::RParen, ")"},
+    {TokenKind::LBracket, "["},   {TokenKind::RBracket, "]"},
+    {TokenKind::LBrace, "{"},     {TokenKind::RBrace, "}"},
+};
+
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
+bool isNonAscii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+/// Bytes that cannot start any token: everything but whitespace, names,
+/// numbers, strings, comments and operator characters.
+bool isInvalidByte(char c) {
+  static const std::string_view kStarts =
+      " \t\r\f\v\n#\"'+-*/%@!=<>&|:,;.()[]{}";
+  return !isIdentChar(c) && kStarts.find(c) == std::string_view::npos;
+}
+
+/// Length of the well-formed UTF-8 sequence at `s[i]` (0 when ill-formed),
+/// and its code point in `cp`.
+size_t decodeUtf8(std::string_view s, size_t i, uint32_t &cp) {
+  unsigned char c = s[i];
+  size_t len = c >= 0xF0 && c <= 0xF4   ? 4
+               : c >= 0xE0 && c <= 0xEF ? 3
+               : c >= 0xC2 && c <= 0xDF ? 2
+                                        : 0;
+  if (len == 0 || i + len > s.size())
+    return 0;
+  cp = c & (0x7F >> len);
+  for (size_t k = 1; k < len; ++k) {
+    unsigned char cont = s[i + k];
+    if ((cont & 0xC0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (cont & 0x3F);
+  }
+  return len;
+}
+
+/// How the character at `s[i]` reads in a message.
+std::string describeChar(std::string_view s, size_t i) {
+  unsigned char c = s[i];
+  char hex[32];
+  if (c == 0)
+    return "NUL byte";
+  if (c < 0x20 || c == 0x7F) {
+    std::snprintf(hex, sizeof hex, "control character 0x%02X", c);
+    return hex;
+  }
+  if (c < 0x80)
+    return std::string("character '") + static_cast<char>(c) + "'";
+  uint32_t cp = 0;
+  size_t len = decodeUtf8(s, i, cp);
+  if (len == 0) {
+    std::snprintf(hex, sizeof hex, "byte 0x%02X (not UTF-8)", c);
+    return hex;
+  }
+  std::snprintf(hex, sizeof hex, "character U+%04X '", cp);
+  return hex + std::string(s.substr(i, len)) + "'";
+}
+
+} // namespace
+
+std::string tokenKindName(TokenKind kind) {
+  switch (kind) {
+  case TokenKind::Eof:
+    return "end of file";
+  case TokenKind::Newline:
+    return "end of line";
+  case TokenKind::Identifier:
+    return "identifier";
+  case TokenKind::Int:
+    return "integer";
+  case TokenKind::Float:
+    return "number";
+  case TokenKind::String:
+    return "string";
+  default:
+    break;
+  }
+  for (const Spelling &k : kKeywords)
+    if (k.kind == kind)
+      return std::string("'") + k.text + "'";
+  for (const Spelling &p : kPunctuation)
+    if (p.kind == kind)
+      return std::string("'") + p.text + "'";
+  return "token";
+}
+
+std::string describeToken(const Token &token) {
+  switch (token.kind) {
+  case TokenKind::Identifier:
+    return "identifier '" + std::string(token.text) + "'";
+  case TokenKind::Int:
+  case TokenKind::Float:
+    return tokenKindName(token.kind) + " " + std::string(token.text);
+  case TokenKind::String: {
+    constexpr size_t kMax = 24;
+    std::string text(token.text.substr(0, kMax));
+    return "string " + text + (token.text.size() > kMax ? "...\"" : "");
+  }
+  default:
+    return tokenKindName(token.kind);
+  }
+}
+
+bool isKeywordSpelling(std::string_view text) {
+  for (const Spelling &k : kKeywords)
+    if (text == k.text)
+      return true;
+  return false;
+}
+
+bool continuesStatement(TokenKind kind) {
+  // Plus..Comma are the binary operators, `!`, `=`, `:` and `,` (Lexer.h).
+  return (kind >= TokenKind::Plus && kind <= TokenKind::Comma) ||
+         kind == TokenKind::Dot || kind == TokenKind::DotDot ||
+         kind == TokenKind::Amp || kind == TokenKind::Arrow ||
+         kind == TokenKind::KwAs || kind == TokenKind::KwIn;
+}
+
+Lexer::Lexer(int fileId, const SourceManager &sm, DiagnosticEngine &diag)
+    : fileId(fileId), file(sm.file(fileId)), buf(file.buffer), diag(diag) {}
+
+SourceLoc Lexer::locAt(size_t offset) const {
+  auto next = std::upper_bound(file.lineStarts.begin(), file.lineStarts.end(),
+                               static_cast<uint32_t>(offset));
+  size_t line = next - file.lineStarts.begin();
+  SourceLoc loc;
+  loc.file = fileId;
+  loc.line = static_cast<uint32_t>(line);
+  loc.col = static_cast<uint32_t>(offset - file.lineStarts[line - 1] + 1);
+  return loc;
+}
+
+Token Lexer::make(TokenKind kind, size_t start) const {
+  Token token;
+  token.kind = kind;
+  token.loc = locAt(start);
+  token.text = buf.substr(start, pos - start);
+  return token;
+}
+
+namespace {
+bool isStatementKeyword(TokenKind kind) {
+  return kind == TokenKind::KwLet || kind == TokenKind::KwReturn ||
+         kind == TokenKind::KwFor || kind == TokenKind::KwIf ||
+         kind == TokenKind::KwAssert || kind == TokenKind::KwElse;
+}
+} // namespace
+
+Token Lexer::next() {
+  if (hasPending) {
+    hasPending = false;
+    trackBrackets(pending.kind);
+    previous = pending.kind;
+    return std::move(pending);
+  }
+  for (;;) {
+    Token token = lexRaw();
+    bool inGroup = !brackets.empty() && brackets.back() != Bracket::Brace;
+    if (token.kind == TokenKind::Newline) {
+      if (previous == TokenKind::Newline)
+        continue;
+      if (inGroup || continuesStatement(previous)) {
+        if (!droppedNewlineSeen) {
+          droppedNewlineSeen = true;
+          droppedNewline = token;
+        }
+        continue;
+      }
+    }
+    bool unfinished = droppedNewlineSeen && isStatementKeyword(token.kind);
+    droppedNewlineSeen = false;
+    if (unfinished) {
+      while (!brackets.empty() && brackets.back() != Bracket::Brace)
+        brackets.pop_back();
+      pending = std::move(token);
+      hasPending = true;
+      previous = TokenKind::Newline;
+      return droppedNewline;
+    }
+    trackBrackets(token.kind);
+    previous = token.kind;
+    return token;
+  }
+}
+
+std::vector<Token> Lexer::lexAll() {
+  std::vector<Token> tokens;
+  do
+    tokens.push_back(next());
+  while (tokens.back().kind != TokenKind::Eof);
+  return tokens;
+}
+
+// `{` never occurs inside `()` or `[]` in this grammar, so an opening brace
+// closes any group still open (after an error) and a closing brace closes
+// everything since its partner; newlines thus stay significant in bodies
+// even after an unbalanced parenthesis.
+void Lexer::trackBrackets(TokenKind kind) {
+  auto closeTo = [&](Bracket open) {
+    for (size_t i = brackets.size(); i-- > 0;) {
+      if (brackets[i] == open) {
+        brackets.resize(i);
+        return;
+      }
+      if (brackets[i] == Bracket::Brace)
+        return; // an unmatched `)` or `]` inside a body: ignore it
+    }
+    if (open == Bracket::Brace)
+      brackets.clear();
+  };
+  switch (kind) {
+  case TokenKind::LParen:
+    brackets.push_back(Bracket::Paren);
+    break;
+  case TokenKind::LBracket:
+    brackets.push_back(Bracket::Square);
+    break;
+  case TokenKind::LBrace:
+    while (!brackets.empty() && brackets.back() != Bracket::Brace)
+      brackets.pop_back();
+    brackets.push_back(Bracket::Brace);
+    break;
+  case TokenKind::RParen:
+    closeTo(Bracket::Paren);
+    break;
+  case TokenKind::RBracket:
+    closeTo(Bracket::Square);
+    break;
+  case TokenKind::RBrace:
+    closeTo(Bracket::Brace);
+    break;
+  default:
+    break;
+  }
+}
+
+Token Lexer::lexRaw() {
+  for (;;) {
+    if (pos >= buf.size()) {
+      // Point at the final newline rather than at an empty last line.
+      size_t at =
+          !buf.empty() && buf.back() == '\n' ? buf.size() - 1 : buf.size();
+      Token token;
+      token.loc = locAt(at);
+      return token;
+    }
+    char c = buf[pos];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      ++pos;
+      continue;
+    }
+    if (c == '#') {
+      while (pos < buf.size() && buf[pos] != '\n')
+        ++pos;
+      continue;
+    }
+    size_t start = pos;
+    if (c == '\n') {
+      ++pos;
+      return make(TokenKind::Newline, start);
+    }
+    if (isDigit(c))
+      return lexNumber(start);
+    if (c == '"' || c == '\'')
+      return lexString(start);
+    Token token;
+    if (isIdentStart(c) || isNonAscii(c)) {
+      if (lexWord(start, token))
+        return token;
+      continue;
+    }
+    if (lexPunctuation(start, token))
+      return token;
+    skipInvalid(start);
+  }
+}
+
+Token Lexer::lexNumber(size_t start) {
+  size_t p = start;
+  while (isDigit(peekChar(p)))
+    ++p;
+  bool isFloat = false;
+  // `1.5` and `3.` are floats; `0..n` and `h.0.attn` are not.
+  if (peekChar(p) == '.') {
+    char after = peekChar(p + 1);
+    if (isDigit(after)) {
+      isFloat = true;
+      p += 1;
+      while (isDigit(peekChar(p)))
+        ++p;
+    } else if (after != '.' && !isIdentStart(after)) {
+      isFloat = true;
+      p += 1;
+    }
+  }
+  if (peekChar(p) == 'e' || peekChar(p) == 'E') {
+    size_t q = p + 1;
+    if (peekChar(q) == '+' || peekChar(q) == '-')
+      ++q;
+    if (isDigit(peekChar(q))) {
+      isFloat = true;
+      p = q;
+      while (isDigit(peekChar(p)))
+        ++p;
+    }
+  }
+  pos = p;
+  Token token = make(isFloat ? TokenKind::Float : TokenKind::Int, start);
+  if (isIdentChar(peekChar(p)) || isNonAscii(peekChar(p))) {
+    size_t q = p;
+    while (isIdentChar(peekChar(q)) || isNonAscii(peekChar(q)))
+      ++q;
+    diag.error(locAt(p), "invalid suffix '" +
+                             std::string(buf.substr(p, q - p)) +
+                             "' on number '" + std::string(token.text) + "'");
+    pos = q;
+    return token;
+  }
+  if (isFloat) {
+    std::string text(token.text);
+    token.floatValue = std::strtod(text.c_str(), nullptr);
+    if (std::isinf(token.floatValue)) {
+      diag.error(token.loc, "number '" + text + "' is too large for a float");
+      token.floatValue = 0;
+    }
+    return token;
+  }
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (char d : token.text) {
+    int digit = d - '0';
+    if (token.intValue > (kMax - digit) / 10) {
+      diag.error(token.loc, "integer '" + std::string(token.text) +
+                                "' does not fit in 64 bits");
+      token.intValue = 0;
+      break;
+    }
+    token.intValue = token.intValue * 10 + digit;
+  }
+  return token;
+}
+
+bool Lexer::lexWord(size_t start, Token &token) {
+  size_t p = start;
+  size_t firstNonAscii = std::string_view::npos;
+  bool hasAscii = false;
+  while (isIdentChar(peekChar(p)) || isNonAscii(peekChar(p))) {
+    if (isNonAscii(buf[p]) && firstNonAscii == std::string_view::npos)
+      firstNonAscii = p;
+    hasAscii |= !isNonAscii(buf[p]);
+    ++p;
+  }
+  pos = p;
+  if (firstNonAscii != std::string_view::npos) {
+    std::string what = describeChar(buf, firstNonAscii);
+    if (!hasAscii) {
+      diag.error(locAt(start), "unexpected " + what);
+      return false;
+    }
+    diag.error(locAt(firstNonAscii),
+               "unexpected " + what +
+                   " in a name (names use ASCII letters, digits and '_')");
+  }
+  token = make(TokenKind::Identifier, start);
+  for (const Spelling &k : kKeywords)
+    if (token.text == k.text)
+      token.kind = k.kind;
+  return true;
+}
+
+Token Lexer::lexString(size_t start) {
+  // A single-quoted string is reported once and then read like a string.
+  char quote = buf[start];
+  if (quote == '\'')
+    diag.error(locAt(start), "strings use double quotes");
+  std::string value;
+  size_t p = start + 1;
+  for (;;) {
+    if (p >= buf.size() || buf[p] == '\n') {
+      diag.error(locAt(start), "unterminated string (a string ends with '\"' "
+                               "on the line where it starts)");
+      break;
+    }
+    char c = buf[p];
+    if (c == quote) {
+      ++p;
+      break;
+    }
+    if (c == '\0') {
+      diag.error(locAt(p), "NUL byte in a string");
+      ++p;
+      continue;
+    }
+    if (c != '\\') {
+      value += c;
+      ++p;
+      continue;
+    }
+    char escaped = peekChar(p + 1);
+    if (escaped == '"' || escaped == '\\' || escaped == 'n') {
+      value += escaped == 'n' ? '\n' : escaped;
+      p += 2;
+      continue;
+    }
+    if (p + 1 >= buf.size() || escaped == '\n') {
+      ++p; // the loop reports the unterminated string
+      continue;
+    }
+    uint32_t cp = 0;
+    size_t len = isNonAscii(escaped) ? decodeUtf8(buf, p + 1, cp) : 1;
+    diag.error(locAt(p), "unknown escape sequence '\\" +
+                             std::string(buf.substr(p + 1, len ? len : 1)) +
+                             "' (the escapes are \\\", \\\\ and \\n)");
+    p += 1 + (len ? len : 1);
+  }
+  pos = p;
+  Token token = make(TokenKind::String, start);
+  token.stringValue = std::move(value);
+  return token;
+}
+
+bool Lexer::lexPunctuation(size_t start, Token &token) {
+  std::string_view rest = buf.substr(start);
+  for (const Spelling &p : kPunctuation) {
+    std::string_view spelling(p.text);
+    if (rest.substr(0, spelling.size()) == spelling) {
+      pos = start + spelling.size();
+      token = make(p.kind, start);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Lexer::skipInvalid(size_t start) {
+  std::string message = "unexpected " + describeChar(buf, start);
+  if (buf[start] == '|')
+    message += " (did you mean '||'?)";
+  diag.error(locAt(start), message);
+  // One error for a run of junk; it ends where a token could start.
+  pos = start + 1;
+  while (pos < buf.size() && isInvalidByte(buf[pos]))
+    ++pos;
+}
+
+} // namespace modelc
