@@ -151,4 +151,62 @@ std::string manifestJSON(const Program &program) {
   return text + "\n";
 }
 
+namespace {
+/// 1234567 -> "1,234,567".
+std::string withThousands(int64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  int sinceComma = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
+    if (sinceComma == 3 && *it != '-') {
+      out.insert(out.begin(), ',');
+      sinceComma = 0;
+    }
+    out.insert(out.begin(), *it);
+    ++sinceComma;
+  }
+  return out;
+}
+
+std::string shapeText(const TensorType &type) {
+  std::string text = "[";
+  for (size_t i = 0; i < type.shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(type.shape[i]);
+  return text + "]";
+}
+} // namespace
+
+std::string parameterTable(const Program &program) {
+  struct Row {
+    std::string name, dtype, shape, count;
+  };
+  std::vector<Row> rows = {{"parameter", "dtype", "shape", "count"}};
+  for (const Parameter &param : program.params)
+    rows.push_back({param.name, dtypeName(param.type.dtype),
+                    shapeText(param.type),
+                    withThousands(param.type.numElements())});
+  rows.push_back({"total", "", "",
+                  withThousands(program.totalParameterCount())});
+  size_t nameWidth = 0, dtypeWidth = 0, shapeWidth = 0, countWidth = 0;
+  for (const Row &row : rows) {
+    nameWidth = std::max(nameWidth, row.name.size());
+    dtypeWidth = std::max(dtypeWidth, row.dtype.size());
+    shapeWidth = std::max(shapeWidth, row.shape.size());
+    countWidth = std::max(countWidth, row.count.size());
+  }
+  auto pad = [](const std::string &s, size_t width) {
+    return s + std::string(width - s.size(), ' ');
+  };
+  std::string text;
+  for (const Row &row : rows) {
+    std::string line = pad(row.name, nameWidth) + "  " +
+                       pad(row.dtype, dtypeWidth) + "  " +
+                       pad(row.shape, shapeWidth) + "  " +
+                       std::string(countWidth - row.count.size(), ' ') +
+                       row.count;
+    text += line + "\n";
+  }
+  return text;
+}
+
 } // namespace modelc

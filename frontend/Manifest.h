@@ -21,4 +21,8 @@ namespace modelc {
 ///   total_parameters.
 std::string manifestJSON(const Program &program);
 
+/// A plain-text table of the parameters (name, dtype, shape, element count)
+/// with the total, for people (`modelc --emit=params`).
+std::string parameterTable(const Program &program);
+
 } // namespace modelc

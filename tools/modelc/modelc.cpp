@@ -27,7 +27,17 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { Executable, AST, Mdl, Manifest, Lowered, LLVM, PTX, Obj };
+enum class EmitKind {
+  Executable,
+  AST,
+  Mdl,
+  Manifest,
+  Params,
+  Lowered,
+  LLVM,
+  PTX,
+  Obj
+};
 
 cl::OptionCategory modelcCategory("modelc options");
 
@@ -47,6 +57,8 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Mdl, "mdl", "the mdl dialect (MLIR text)"),
                clEnumValN(EmitKind::Manifest, "manifest",
                           "entries, parameters and data sets as JSON"),
+               clEnumValN(EmitKind::Params, "params",
+                          "a table of the parameters and their total"),
                clEnumValN(EmitKind::Lowered, "lowered",
                           "the IR after autodiff, optimizer and lowering "
                           "(not available yet)"),
@@ -207,6 +219,9 @@ int compile() {
   if (emitKind == EmitKind::Manifest)
     return writeOutput(
         [&](llvm::raw_ostream &os) { os << modelc::manifestJSON(program); });
+  if (emitKind == EmitKind::Params)
+    return writeOutput(
+        [&](llvm::raw_ostream &os) { os << modelc::parameterTable(program); });
 
   mlir::DialectRegistry registry;
   modelc::registerModelcDialects(registry);
@@ -225,7 +240,7 @@ int compile() {
   return fail(llvm::Twine(stageName(emitKind)) +
               " is not available yet: the CPU and CUDA backends come in a "
               "later release (available now: --emit=ast, --emit=mdl, "
-              "--emit=manifest)");
+              "--emit=manifest, --emit=params)");
 }
 
 /// Lists --mlir-print-debuginfo with modelc's own options in --help.
