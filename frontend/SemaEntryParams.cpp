@@ -1,0 +1,139 @@
+// Parameters at the entry: slots that reach an entry body have full names.
+// Created ones become Program parameters (one name, one type and
+// initialiser, whichever entries create it), tied ones must name a parameter
+// the entry created before, and the body reads each with one `param_ref`.
+#include "frontend/Sema.h"
+
+namespace modelc::sema {
+
+namespace {
+/// Pushes a slot's call chain on the diagnostics' call stack for one message.
+class ChainScope {
+public:
+  ChainScope(DiagnosticEngine &diag, const SlotOrigin &origin)
+      : diag(diag), depth(origin.size()) {
+    for (const CallSite &c : origin)
+      diag.pushCall(c.callee, c.site);
+  }
+  ~ChainScope() {
+    for (size_t i = 0; i < depth; ++i)
+      diag.popCall();
+  }
+
+private:
+  DiagnosticEngine &diag;
+  size_t depth;
+};
+} // namespace
+
+int Sema::paramRef(const std::string &name, const TensorType &type,
+                   SourceLoc loc) {
+  EntryState &entry = *cur().entry;
+  auto it = entry.paramRefs.find(name);
+  if (it != entry.paramRefs.end())
+    return it->second;
+  AttrDict attrs;
+  attrs["name"] = Attr(name);
+  int value = cur().builder.emit1("param_ref", {}, type, attrs, loc);
+  entry.paramRefs[name] = value;
+  entry.usedParams.push_back(name);
+  return value;
+}
+
+void Sema::reportDuplicateParam(const std::string &name, SourceLoc firstLoc,
+                                const SlotOrigin &firstOrigin, SourceLoc loc,
+                                const SlotOrigin &origin) {
+  if (duplicatesOfCall >= 0 && duplicatesOfCall++ > 0)
+    return;
+  {
+    ChainScope chain(diag, origin);
+    diag.error(loc, "parameter '" + name + "' is created twice");
+  }
+  if (!firstOrigin.empty())
+    diag.note(firstOrigin.front().site,
+              "'" + name + "' was first created by this call");
+  else
+    diag.note(firstLoc, "'" + name + "' was first created here");
+  if (origin.empty() && firstOrigin.empty())
+    diag.note(SourceLoc{}, "a `param` statement in a `for` loop runs once per "
+                           "iteration; put it in a block called with `as "
+                           "NAME[i]`");
+  else
+    diag.note(SourceLoc{},
+              "give one of the calls a scope with `as`, e.g. `... as NAME`");
+}
+
+void Sema::mergeProgramParam(const std::string &name, const EntryParam &p) {
+  const std::string &label = cur().entry->label;
+  auto it = paramIndex.find(name);
+  if (it == paramIndex.end()) {
+    Parameter param;
+    param.name = name;
+    param.type = p.type;
+    param.init = p.init;
+    param.loc = p.loc;
+    param.callSite = p.origin.empty() ? p.loc : p.origin.front().site;
+    paramIndex[name] = program.params.size();
+    paramOwner[name] = label;
+    program.params.push_back(std::move(param));
+    return;
+  }
+  const Parameter &known = program.params[it->second];
+  if (known.type == p.type && known.init.kind == p.init.kind &&
+      known.init.args == p.init.args)
+    return;
+  {
+    ChainScope chain(diag, p.origin);
+    diag.error(p.loc, "parameter '" + name + "' is " + p.type.str() + " = " +
+                          initializerText(p.init) + " in " + label + ", but " +
+                          known.type.str() + " = " +
+                          initializerText(known.init) + " in " +
+                          paramOwner[name] +
+                          "; entries share parameters by name");
+  }
+  diag.note(known.callSite, "created for " + paramOwner[name] + " here");
+}
+
+int Sema::entryParam(const std::string &name, const TensorType &type,
+                     const Initializer &init, SourceLoc loc,
+                     const SlotOrigin &origin) {
+  EntryState &entry = *cur().entry;
+  SourceLoc site = origin.empty() ? loc : origin.front().site;
+  auto it = entry.created.find(name);
+  if (it != entry.created.end()) {
+    reportDuplicateParam(name, it->second.loc, it->second.origin, loc, origin);
+    return paramRef(name, it->second.type, site);
+  }
+  EntryParam p{type, init, loc, origin};
+  entry.created[name] = p;
+  mergeProgramParam(name, p);
+  return paramRef(name, type, site);
+}
+
+int Sema::entryTiedParam(const std::string &name, const TensorType &type,
+                         SourceLoc loc, const SlotOrigin &origin) {
+  EntryState &entry = *cur().entry;
+  SourceLoc site = origin.empty() ? loc : origin.front().site;
+  auto it = entry.created.find(name);
+  if (it == entry.created.end()) {
+    std::vector<std::string> known;
+    for (const auto &p : entry.created)
+      known.push_back(p.first);
+    ChainScope chain(diag, origin);
+    diag.error(loc, "tied parameter '" + name +
+                        "' is not created before this point in " + entry.label +
+                        didYouMean(name, known));
+    return paramRef(name, type, site);
+  }
+  if (it->second.type != type) {
+    {
+      ChainScope chain(diag, origin);
+      diag.error(loc, "tied parameter '" + name + "' is used as " + type.str() +
+                          " here, but it is " + it->second.type.str());
+    }
+    diag.note(it->second.loc, "'" + name + "' is created here");
+  }
+  return paramRef(name, it->second.type, site);
+}
+
+} // namespace modelc::sema

@@ -1,0 +1,384 @@
+// The values of train settings (spec §8): optimizers and schedules with
+// torch.optim's arguments and checks, precision, the loss and metrics, and
+// the settings groups eval/checkpoint/log/parallel, each normalised into an
+// AttrDict with its defaults filled in (docs/language.md lists them).
+#include "frontend/Sema.h"
+
+#include <algorithm>
+
+namespace modelc::sema {
+
+namespace {
+CValue floats(std::vector<double> values) {
+  std::vector<CValue> out;
+  for (double v : values)
+    out.push_back(CValue::ofFloat(v));
+  return CValue::ofList(std::move(out));
+}
+
+/// The name of a call (`adamw(...)`) or of a bare name (`constant`).
+const ast::NameExpr *calleeName(const ast::Expr *e) {
+  if (!e)
+    return nullptr;
+  if (const auto *call = e->as<ast::CallExpr>())
+    return call->callee ? call->callee->as<ast::NameExpr>() : nullptr;
+  return e->as<ast::NameExpr>();
+}
+
+enum class KeyKind { Int, String, Data, EveryOrEpoch, Gpus };
+struct GroupKey {
+  const char *name;
+  KeyKind kind;
+  int64_t min;
+  bool required;
+  Attr dflt;
+};
+struct GroupSpec {
+  const char *name;
+  std::vector<GroupKey> keys;
+};
+
+const std::vector<GroupSpec> &groupSpecs() {
+  static const std::vector<GroupSpec> specs = {
+      {"eval",
+       {{"data", KeyKind::Data, 0, true, Attr("")},
+        {"every", KeyKind::EveryOrEpoch, 1, false, Attr(int64_t(0))},
+        {"steps", KeyKind::Int, 1, false, Attr(int64_t(0))}}},
+      {"checkpoint",
+       {{"every", KeyKind::Int, 1, true, Attr(int64_t(0))},
+        {"dir", KeyKind::String, 0, false, Attr("checkpoints")},
+        {"keep", KeyKind::Int, 0, false, Attr(int64_t(0))}}},
+      {"log", {{"every", KeyKind::Int, 1, false, Attr(int64_t(10))}}},
+      {"parallel", {{"data", KeyKind::Gpus, 0, false, Attr("gpus")}}},
+  };
+  return specs;
+}
+} // namespace
+
+std::optional<std::string> Sema::bareWord(const ast::Expr *e) {
+  const auto *name = e ? e->as<ast::NameExpr>() : nullptr;
+  if (!name || lookup(name->name) || curModule().consts.count(name->name))
+    return std::nullopt;
+  return name->name;
+}
+
+std::optional<int64_t> Sema::intSetting(const ast::Expr *e,
+                                        const std::string &name, int64_t min) {
+  std::optional<int64_t> v = evalInt(e, "setting '" + name + "'");
+  if (v && *v < min) {
+    diag.error(e->loc, "setting '" + name + "' must be at least " +
+                           std::to_string(min) + ", got " + std::to_string(*v));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<double> Sema::positiveFloatSetting(const ast::Expr *e,
+                                                 const std::string &name) {
+  std::optional<double> v = evalFloat(e, "setting '" + name + "'");
+  if (v && !(*v > 0)) {
+    diag.error(e->loc, "setting '" + name + "' must be positive, got " +
+                           formatFloat(*v));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
+  const ast::NameExpr *name = calleeName(e);
+  const char *all = "sgd(lr, ...), adam(lr, ...) and adamw(lr, ...)";
+  if (!name) {
+    if (e)
+      diag.error(e->loc, std::string("setting 'optimizer' must be one of ") +
+                             all + ", got " + exprText(e));
+    return std::nullopt;
+  }
+  const std::string &kind = name->name;
+  CValue betas = floats({0.9, 0.999});
+  std::vector<ConstParam> params;
+  if (kind == "sgd")
+    params = {{"lr", CValue::Kind::Float, std::nullopt},
+              {"momentum", CValue::Kind::Float, CValue::ofFloat(0)},
+              {"weight_decay", CValue::Kind::Float, CValue::ofFloat(0)},
+              {"nesterov", CValue::Kind::Bool, CValue::ofBool(false)}};
+  else if (kind == "adam" || kind == "adamw")
+    params = {{"lr", CValue::Kind::Float, std::nullopt},
+              {"betas", CValue::Kind::List, betas},
+              {"eps", CValue::Kind::Float, CValue::ofFloat(1e-8)},
+              {"weight_decay", CValue::Kind::Float,
+               CValue::ofFloat(kind == "adamw" ? 0.01 : 0.0)}};
+  else {
+    diag.error(name->loc, "unknown optimizer '" + kind + "'" +
+                              didYouMean(kind, {"sgd", "adam", "adamw"}) +
+                              "; optimizers are " + all);
+    return std::nullopt;
+  }
+  std::optional<std::vector<CValue>> args = bindConstCall(*e, kind, params);
+  if (!args)
+    return std::nullopt;
+  AttrDict d;
+  d["kind"] = Attr(kind);
+  d["lr"] = Attr((*args)[0].f);
+  d["momentum"] = Attr(0.0);
+  d["nesterov"] = Attr(false);
+  d["betas"] = Attr(std::vector<double>{0.9, 0.999});
+  d["eps"] = Attr(1e-8);
+  std::string problem;
+  if (kind == "sgd") {
+    d["momentum"] = Attr((*args)[1].f);
+    d["weight_decay"] = Attr((*args)[2].f);
+    d["nesterov"] = Attr((*args)[3].b);
+    if ((*args)[1].f < 0)
+      problem = "momentum must not be negative";
+    else if ((*args)[3].b && (*args)[1].f <= 0)
+      problem = "nesterov = true needs momentum > 0 (as torch.optim.SGD)";
+  } else {
+    std::vector<double> b;
+    for (const CValue &x : (*args)[1].list)
+      b.push_back(x.f);
+    d["betas"] = Attr(b);
+    d["eps"] = Attr((*args)[2].f);
+    d["weight_decay"] = Attr((*args)[3].f);
+    if (b.size() != 2 || b[0] < 0 || b[0] >= 1 || b[1] < 0 || b[1] >= 1)
+      problem =
+          "betas must be two numbers in [0, 1), got " + literalText((*args)[1]);
+    else if ((*args)[2].f < 0)
+      problem = "eps must not be negative";
+  }
+  if ((*args)[0].f < 0)
+    problem = "lr must not be negative";
+  else if (std::get<double>(d["weight_decay"].value) < 0)
+    problem = "weight_decay must not be negative";
+  if (!problem.empty()) {
+    diag.error(e->loc, "invalid '" + kind + "': " + problem);
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<AttrDict> Sema::evalSchedule(const ast::Expr *e) {
+  const ast::NameExpr *name = calleeName(e);
+  const char *all = "constant(), warmup_cosine(warmup, min_lr = 0), "
+                    "linear(warmup) and step_lr(every, gamma)";
+  if (!name) {
+    if (e)
+      diag.error(e->loc, std::string("setting 'schedule' must be one of ") +
+                             all + ", got " + exprText(e));
+    return std::nullopt;
+  }
+  const std::string &kind = name->name;
+  std::vector<ConstParam> params;
+  if (kind == "warmup_cosine")
+    params = {{"warmup", CValue::Kind::Int, std::nullopt},
+              {"min_lr", CValue::Kind::Float, CValue::ofFloat(0)}};
+  else if (kind == "linear")
+    params = {{"warmup", CValue::Kind::Int, std::nullopt}};
+  else if (kind == "step_lr")
+    params = {{"every", CValue::Kind::Int, std::nullopt},
+              {"gamma", CValue::Kind::Float, std::nullopt}};
+  else if (kind != "constant") {
+    diag.error(name->loc, "unknown schedule '" + kind + "'" +
+                              didYouMean(kind, {"constant", "warmup_cosine",
+                                                "linear", "step_lr"}) +
+                              "; schedules are " + all);
+    return std::nullopt;
+  }
+  std::optional<std::vector<CValue>> args = bindConstCall(*e, kind, params);
+  if (!args)
+    return std::nullopt;
+  AttrDict d;
+  d["kind"] = Attr(kind);
+  d["warmup"] = Attr(int64_t(0));
+  d["min_lr"] = Attr(0.0);
+  d["every"] = Attr(int64_t(0));
+  d["gamma"] = Attr(1.0);
+  std::string problem;
+  if (kind == "warmup_cosine" || kind == "linear") {
+    d["warmup"] = Attr((*args)[0].i);
+    if ((*args)[0].i < 0)
+      problem = "warmup must not be negative";
+    if (kind == "warmup_cosine") {
+      d["min_lr"] = Attr((*args)[1].f);
+      if ((*args)[1].f < 0)
+        problem = "min_lr must not be negative";
+    }
+  } else if (kind == "step_lr") {
+    d["every"] = Attr((*args)[0].i);
+    d["gamma"] = Attr((*args)[1].f);
+    if ((*args)[0].i < 1)
+      problem = "every must be at least 1";
+    else if (!((*args)[1].f > 0))
+      problem = "gamma must be positive";
+  }
+  if (!problem.empty()) {
+    diag.error(e->loc, "invalid '" + kind + "': " + problem);
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<std::string> Sema::evalPrecision(const ast::Expr *e) {
+  std::optional<std::string> word = bareWord(e);
+  if (!word) {
+    word = evalString(e, "setting 'precision'");
+    if (!word)
+      return std::nullopt;
+  }
+  if (*word == "f32" || *word == "bf16" || *word == "f16")
+    return word;
+  diag.error(e->loc, "setting 'precision' must be f32, bf16 or f16, got '" +
+                         *word + "'");
+  return std::nullopt;
+}
+
+std::optional<AttrDict> Sema::evalSettingsGroup(const ast::GroupStmt &g,
+                                                int &dataIndex) {
+  const GroupSpec *spec = nullptr;
+  for (const GroupSpec &s : groupSpecs())
+    if (g.name == s.name)
+      spec = &s;
+  if (!spec)
+    return std::nullopt;
+  std::vector<std::string> valid;
+  for (const GroupKey &k : spec->keys)
+    valid.push_back(k.name);
+  std::map<std::string, SourceLoc> seen;
+  AttrDict out;
+  bool ok = true;
+  for (const ast::StmtPtr &s : g.body) {
+    const auto *assign = s ? s->as<ast::AssignStmt>() : nullptr;
+    if (!assign) {
+      if (s)
+        diag.error(s->loc, "only `KEY = VALUE` settings are allowed in '" +
+                               g.name + " { }'");
+      ok = false;
+      continue;
+    }
+    std::string full = g.name + "." + assign->name;
+    auto key =
+        std::find_if(spec->keys.begin(), spec->keys.end(),
+                     [&](const GroupKey &k) { return assign->name == k.name; });
+    if (key == spec->keys.end()) {
+      diag.error(s->loc, "unknown setting '" + assign->name + "' in '" +
+                             g.name + " { }'" +
+                             didYouMean(assign->name, valid) +
+                             "; valid settings: " + joinNames(valid));
+      ok = false;
+      continue;
+    }
+    auto [it, fresh] = seen.emplace(assign->name, s->loc);
+    if (!fresh) {
+      diag.error(s->loc, "setting '" + full + "' is given twice");
+      diag.note(it->second, "first given here");
+      ok = false;
+      continue;
+    }
+    const ast::Expr *value = assign->value.get();
+    std::optional<Attr> attr;
+    switch (key->kind) {
+    case KeyKind::Int:
+      if (auto v = intSetting(value, full, key->min))
+        attr = Attr(*v);
+      break;
+    case KeyKind::String:
+      if (auto v = evalString(value, "setting '" + full + "'"))
+        attr = Attr(*v);
+      break;
+    case KeyKind::Data:
+      dataIndex = resolveDataRef(value, "setting '" + full + "'");
+      if (dataIndex >= 0)
+        attr = Attr(program.dataSets[dataIndex].name);
+      break;
+    case KeyKind::EveryOrEpoch:
+      if (bareWord(value) == std::optional<std::string>("epoch"))
+        attr = Attr(int64_t(0));
+      else if (auto v = intSetting(value, full, key->min))
+        attr = Attr(*v);
+      break;
+    case KeyKind::Gpus:
+      if (bareWord(value) == std::optional<std::string>("gpus"))
+        attr = Attr("gpus");
+      else if (value)
+        diag.error(value->loc, "setting '" + full +
+                                   "' must be `gpus` (data parallel over "
+                                   "every --gpus device), got " +
+                                   exprText(value));
+      break;
+    }
+    if (!attr)
+      ok = false;
+    else
+      out[assign->name] = *attr;
+  }
+  for (const GroupKey &k : spec->keys) {
+    if (out.count(k.name) || seen.count(k.name))
+      continue;
+    if (k.required) {
+      diag.error(g.loc, "'" + g.name + " { }' needs the setting '" +
+                            std::string(k.name) + "'");
+      ok = false;
+    }
+    out[k.name] = k.dflt;
+  }
+  if (!ok)
+    return std::nullopt;
+  return out;
+}
+
+void Sema::evalMetrics(const ast::GroupStmt &g,
+                       std::vector<std::pair<std::string, int>> &metrics) {
+  std::map<std::string, SourceLoc> seen;
+  for (const ast::StmtPtr &s : g.body) {
+    const auto *assign = s ? s->as<ast::AssignStmt>() : nullptr;
+    if (!assign) {
+      if (s)
+        diag.error(s->loc, "only `NAME = EXPR` metrics are allowed in "
+                           "'metrics { }'");
+      continue;
+    }
+    if (assign->name == "loss") {
+      diag.error(s->loc, "a metric cannot be called 'loss'; the loss is "
+                         "logged already");
+      continue;
+    }
+    auto [it, fresh] = seen.emplace(assign->name, s->loc);
+    if (!fresh) {
+      diag.error(s->loc, "metric '" + assign->name + "' is given twice");
+      diag.note(it->second, "first given here");
+      continue;
+    }
+    cur().inMetrics = true;
+    CValue v = eval(assign->value.get());
+    cur().inMetrics = false;
+    if (v.kind == CValue::Kind::None)
+      continue;
+    const TensorType *type = v.isTensor() ? &cur().builder.typeOf(v) : nullptr;
+    if (!type || !type->shape.empty()) {
+      diag.error(assign->value->loc,
+                 "metric '" + assign->name + "' must be a scalar tensor, got " +
+                     describe(v) +
+                     (type ? "; reduce it, e.g. with mean(...)" : ""));
+      continue;
+    }
+    int id = v.tensor;
+    if (type->dtype != DType::F32) // metrics are logged as f32
+      id = cur().builder.emit1("cast", {id}, TensorType{DType::F32, {}}, {},
+                               assign->value->loc);
+    metrics.emplace_back(assign->name, id);
+  }
+}
+
+std::optional<int> Sema::evalLoss(const ast::Expr *e) {
+  CValue v = eval(e);
+  if (v.kind == CValue::Kind::None)
+    return std::nullopt;
+  if (v.isTensor() && cur().builder.typeOf(v) == TensorType{DType::F32, {}})
+    return v.tensor;
+  bool reducible = v.isTensor() && !cur().builder.typeOf(v).shape.empty();
+  diag.error(e->loc, "setting 'loss' must be a scalar f32 tensor, got " +
+                         describe(v) +
+                         (reducible ? "; reduce it, e.g. with mean(...)" : ""));
+  return std::nullopt;
+}
+
+} // namespace modelc::sema

@@ -1,0 +1,200 @@
+// Train entries: the settings schema (which settings exist, which are
+// groups, which are required), the order of evaluation (`data` and `batch`
+// first so that `batch.FIELD` has a type, then the `let` bindings, then the
+// other settings, so settings may appear in any order), defaults, and the
+// body's outputs: the loss, then each metric.
+#include "frontend/Sema.h"
+
+#include <algorithm>
+
+namespace modelc::sema {
+
+namespace {
+struct TrainSetting {
+  const char *name;
+  bool group;
+};
+
+constexpr TrainSetting kTrainSettings[] = {
+    {"data", false},       {"batch", false},     {"loss", false},
+    {"metrics", true},     {"optimizer", false}, {"schedule", false},
+    {"grad_clip", false},  {"steps", false},     {"epochs", false},
+    {"accumulate", false}, {"precision", false}, {"seed", false},
+    {"shuffle", false},    {"eval", true},       {"checkpoint", true},
+    {"log", true},         {"parallel", true},
+};
+
+const ast::Expr *settingValue(const ast::Stmt *s) {
+  const auto *assign = s->as<ast::AssignStmt>();
+  return assign ? assign->value.get() : nullptr;
+}
+} // namespace
+
+void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
+  EntryState &es = *st.entry;
+  std::vector<std::string> valid;
+  for (const TrainSetting &t : kTrainSettings)
+    valid.push_back(t.name);
+
+  // Sort the statements: bindings, and settings checked against the schema.
+  std::map<std::string, const ast::Stmt *> given;
+  std::vector<std::pair<std::string, const ast::Stmt *>> settings;
+  std::vector<const ast::Stmt *> bindings;
+  for (const ast::StmtPtr &s : es.decl->body) {
+    if (!s)
+      continue;
+    if (s->kind == ast::Stmt::Kind::Let || s->kind == ast::Stmt::Kind::Assert) {
+      bindings.push_back(s.get());
+      continue;
+    }
+    const auto *assign = s->as<ast::AssignStmt>();
+    const auto *group = s->as<ast::GroupStmt>();
+    if (!assign && !group) {
+      rejectEntryStmt(*s, es.label, "let bindings, asserts and settings");
+      continue;
+    }
+    const std::string &name = assign ? assign->name : group->name;
+    const TrainSetting *spec = nullptr;
+    for (const TrainSetting &t : kTrainSettings)
+      if (name == t.name)
+        spec = &t;
+    if (!spec) {
+      diag.error(s->loc, "unknown setting '" + name + "' in " + es.label +
+                             didYouMean(name, valid) +
+                             "; valid settings: " + joinNames(valid));
+      continue;
+    }
+    if (spec->group && assign) {
+      diag.error(s->loc, "'" + name + "' is a group of settings: write `" +
+                             name + " { KEY = VALUE; ... }`");
+      continue;
+    }
+    if (!spec->group && group) {
+      diag.error(s->loc, "'" + name + "' is a single setting: write `" + name +
+                             " = VALUE`");
+      continue;
+    }
+    auto first = given.find(name);
+    if (first == given.end() && (name == "steps" || name == "epochs"))
+      first = given.find(name == "steps" ? "epochs" : "steps");
+    if (first != given.end()) {
+      diag.error(s->loc, first->first == name
+                             ? "setting '" + name + "' is given twice"
+                             : "give either 'steps' or 'epochs', not both");
+      diag.note(first->second->loc, "'" + first->first + "' is given here");
+      continue;
+    }
+    given[name] = s.get();
+    settings.emplace_back(name, s.get());
+  }
+
+  // `data` and `batch` first: `batch.FIELD` needs both.
+  int data = -1;
+  std::optional<int64_t> batch;
+  if (given.count("data"))
+    data = resolveDataRef(settingValue(given["data"]), "setting 'data'");
+  if (given.count("batch"))
+    batch = intSetting(settingValue(given["batch"]), "batch", 1);
+  if (data >= 0 && batch)
+    bindBatchFields(st, entry, data, *batch, given["batch"]->loc);
+
+  for (const ast::Stmt *s : bindings)
+    if (!st.stopped)
+      execStmt(*s);
+
+  AttrDict &out = entry.settings;
+  std::optional<int> loss;
+  std::vector<std::pair<std::string, int>> metrics;
+  for (const auto &[name, s] : settings) {
+    const ast::Expr *value = settingValue(s);
+    if (name == "data" || name == "batch" || st.stopped)
+      continue; // after a failed assert only `data` and `batch` were used
+    if (name == "loss")
+      loss = evalLoss(value);
+    else if (name == "metrics")
+      evalMetrics(*s->as<ast::GroupStmt>(), metrics);
+    else if (name == "optimizer" || name == "schedule") {
+      std::optional<AttrDict> d =
+          name == "optimizer" ? evalOptimizer(value) : evalSchedule(value);
+      if (d)
+        out[name] = Attr(std::move(*d));
+    } else if (name == "grad_clip") {
+      if (auto v = positiveFloatSetting(value, name))
+        out[name] = Attr(*v);
+    } else if (name == "steps" || name == "epochs" || name == "accumulate") {
+      if (auto v = intSetting(value, name, 1))
+        out[name] = Attr(*v);
+    } else if (name == "seed") {
+      if (auto v = intSetting(value, name, 0))
+        out[name] = Attr(*v);
+    } else if (name == "shuffle") {
+      if (auto v = evalBool(value, "setting 'shuffle'"))
+        out[name] = Attr(*v);
+    } else if (name == "precision") {
+      if (auto v = evalPrecision(value))
+        out[name] = Attr(*v);
+    } else {
+      int index = -1;
+      if (auto d = evalSettingsGroup(*s->as<ast::GroupStmt>(), index))
+        out[name] = Attr(std::move(*d));
+      if (name == "eval" && index >= 0 && data >= 0)
+        checkEvalData(data, index, s->loc);
+    }
+  }
+
+  std::vector<std::string> missing;
+  for (const char *required : {"data", "batch", "loss", "optimizer"})
+    if (!given.count(required))
+      missing.push_back(std::string("'") + required + "'");
+  if (!given.count("steps") && !given.count("epochs"))
+    missing.push_back("'steps' or 'epochs'");
+  if (!missing.empty())
+    diag.error(entry.loc, es.label + " is missing the required setting" +
+                              (missing.size() == 1 ? " " : "s ") +
+                              joinNames(missing));
+
+  // Defaults (docs/language.md).
+  if (batch)
+    out["batch"] = Attr(*batch);
+  AttrDict schedule{{"kind", Attr("constant")},
+                    {"warmup", Attr(int64_t(0))},
+                    {"min_lr", Attr(0.0)},
+                    {"every", Attr(int64_t(0))},
+                    {"gamma", Attr(1.0)}};
+  const std::pair<const char *, Attr> defaults[] = {
+      {"accumulate", Attr(int64_t(1))},
+      {"precision", Attr("f32")},
+      {"seed", Attr(int64_t(0))},
+      {"shuffle", Attr(true)},
+      {"schedule", Attr(schedule)},
+      {"log", Attr(AttrDict{{"every", Attr(int64_t(10))}})},
+      {"parallel", Attr(AttrDict{{"data", Attr("gpus")}})},
+  };
+  for (const auto &[key, value] : defaults)
+    if (!out.count(key))
+      out[key] = value;
+
+  // A warmup as long as the whole run leaves no room for the decay.
+  auto steps = out.find("steps");
+  const auto &sched = std::get<AttrDict>(out["schedule"].value);
+  int64_t warmup = std::get<int64_t>(sched.at("warmup").value);
+  std::string kind = std::get<std::string>(sched.at("kind").value);
+  if (steps != out.end() && (kind == "warmup_cosine" || kind == "linear") &&
+      warmup >= std::get<int64_t>(steps->second.value))
+    diag.error(given["schedule"]->loc,
+               "the schedule's warmup (" + std::to_string(warmup) +
+                   " steps) must be shorter than the run (" +
+                   std::to_string(std::get<int64_t>(steps->second.value)) +
+                   " steps)");
+
+  if (loss) {
+    st.fn.results.push_back(*loss);
+    entry.outputNames.push_back("loss");
+    for (const auto &[name, id] : metrics) {
+      st.fn.results.push_back(id);
+      entry.outputNames.push_back(name);
+    }
+  }
+}
+
+} // namespace modelc::sema
