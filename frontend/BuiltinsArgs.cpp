@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace modelc::builtins {
 
@@ -34,6 +35,48 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
+}
+
+namespace {
+std::string wideText(WideSize n) {
+  if (n < 0)
+    return "-" + wideText(-n);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + n % 10));
+    n /= 10;
+  } while (n != 0);
+  return digits;
+}
+} // namespace
+
+std::optional<std::vector<int64_t>>
+checkResultShape(GraphBuilder &builder, const std::string &op,
+                 const std::vector<WideSize> &shape, SourceLoc loc) {
+  constexpr WideSize kMax = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> narrow;
+  int64_t count = 1;
+  bool fits = true;
+  for (WideSize d : shape) {
+    fits = fits && d >= 0 && d <= kMax &&
+           !__builtin_mul_overflow(count, static_cast<int64_t>(d), &count);
+    narrow.push_back(static_cast<int64_t>(d));
+  }
+  if (fits)
+    return narrow;
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + wideText(shape[i]);
+  builder.diagnostics().error(loc, op + " result shape " + text +
+                                       "] has too many elements");
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>>
+checkResultShape(GraphBuilder &builder, const std::string &op,
+                 const std::vector<int64_t> &shape, SourceLoc loc) {
+  return checkResultShape(
+      builder, op, std::vector<WideSize>(shape.begin(), shape.end()), loc);
 }
 
 namespace {

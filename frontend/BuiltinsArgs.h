@@ -46,6 +46,24 @@ std::string formatFloat(double value);
 /// "[2, 3]".
 std::string formatShape(const std::vector<int64_t> &shape);
 
+/// A size computed from int64 sizes (a sum, an output length) before it is
+/// known to fit: 128 bits hold any such size exactly.
+using WideSize = __int128;
+
+/// `shape`, a result shape that `op` computed from its arguments, once it is
+/// known to fit: every size and the element count in int64, as declared types
+/// must. Otherwise reports "<op> result shape [...] has too many elements" at
+/// `loc` and returns nullopt. Every built-in whose result can have more
+/// elements than an operand (broadcasting, concat, matmul, conv, pooling,
+/// embedding, attention) checks its result shape here; the others (reshape,
+/// slices, reductions) cannot overflow, as every operand fits.
+std::optional<std::vector<int64_t>>
+checkResultShape(GraphBuilder &builder, const std::string &op,
+                 const std::vector<WideSize> &shape, SourceLoc loc);
+std::optional<std::vector<int64_t>>
+checkResultShape(GraphBuilder &builder, const std::string &op,
+                 const std::vector<int64_t> &shape, SourceLoc loc);
+
 /// `axis` in -rank..rank-1 made non-negative; reports (naming `op`, `param`
 /// and `type`) and returns nullopt when out of range.
 std::optional<int64_t> normaliseAxis(GraphBuilder &builder,
@@ -70,7 +88,7 @@ unifyOperands(GraphBuilder &builder, const std::string &op,
               const std::vector<const Arg *> &operands, SourceLoc loc);
 
 /// The NumPy broadcast of the operands' shapes; reports at `loc` when they
-/// are incompatible.
+/// are incompatible or the result has too many elements.
 std::optional<std::vector<int64_t>>
 broadcastOperands(GraphBuilder &builder, const std::string &op,
                   const std::vector<int> &operands, SourceLoc loc);

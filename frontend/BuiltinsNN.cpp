@@ -57,13 +57,18 @@ std::optional<CValue> emitMatmul(GraphBuilder &builder, const Arg &lhs,
                         " of " + a.str() + " and " + b.str());
     return std::nullopt;
   }
-  TensorType result{a.dtype, *batch};
+  std::vector<int64_t> shape = *batch;
   if (a.shape.size() > 1)
-    result.shape.push_back(as[as.size() - 2]);
+    shape.push_back(as[as.size() - 2]);
   if (b.shape.size() > 1)
-    result.shape.push_back(bs.back());
-  return CValue::ofTensor(builder.emit1(
-      "matmul", {lhs.value.tensor, rhs.value.tensor}, result, {}, loc));
+    shape.push_back(bs.back());
+  std::optional<std::vector<int64_t>> checked =
+      checkResultShape(builder, "'matmul'", shape, loc);
+  if (!checked)
+    return std::nullopt;
+  return CValue::ofTensor(
+      builder.emit1("matmul", {lhs.value.tensor, rhs.value.tensor},
+                    TensorType{a.dtype, *checked}, {}, loc));
 }
 
 namespace {
@@ -136,20 +141,25 @@ std::optional<CValue> conv2d(BuiltinCall &call) {
                                 ", got " + b->str());
     operands.push_back(call.value(kB).tensor);
   }
-  TensorType result{x->dtype, {x->shape[0], cout}};
+  std::vector<WideSize> shape{x->shape[0], cout};
   for (int d = 0; d < 2; ++d) {
     // In 128 bits: a dilation below 2^31 times a kernel size below 2^63
     // cannot overflow.
-    __int128 span =
-        static_cast<__int128>(x->shape[2 + d]) + 2 * (*padding)[d] -
-        static_cast<__int128>((*dilation)[d]) * (w->shape[2 + d] - 1) - 1;
+    WideSize span =
+        static_cast<WideSize>(x->shape[2 + d]) + 2 * (*padding)[d] -
+        static_cast<WideSize>((*dilation)[d]) * (w->shape[2 + d] - 1) - 1;
     if (span < 0)
       return call.error(kW, "'conv2d' output is empty: kernel " + w->str() +
                                 " with dilation " + pairText(*dilation) +
                                 " does not fit x " + x->str() + " padded by " +
                                 pairText(*padding));
-    result.shape.push_back(static_cast<int64_t>(span / (*stride)[d] + 1));
+    shape.push_back(span / (*stride)[d] + 1);
   }
+  std::optional<std::vector<int64_t>> checked =
+      checkResultShape(call.builder, call.quoted(), shape, call.loc);
+  if (!checked)
+    return std::nullopt;
+  TensorType result{x->dtype, *checked};
   AttrDict attrs{{"stride", Attr(*stride)},
                  {"padding", Attr(*padding)},
                  {"dilation", Attr(*dilation)},
@@ -170,19 +180,26 @@ std::optional<CValue> pool2d(BuiltinCall &call) {
       stride ? call.intPair(3, {0, 0}, 0) : std::nullopt;
   if (!padding)
     return std::nullopt;
-  TensorType result{x->dtype, {x->shape[0], x->shape[1]}};
+  std::vector<WideSize> shape{x->shape[0], x->shape[1]};
   for (int d = 0; d < 2; ++d) {
     if (2 * (*padding)[d] > (*kernel)[d])
       return call.error(
           3, call.quoted() + " needs 'padding' of at most half the kernel " +
                  pairText(*kernel) + ", got " + pairText(*padding));
-    int64_t span = x->shape[2 + d] + 2 * (*padding)[d] - (*kernel)[d];
+    // With padding, the output can be one longer than the input.
+    WideSize span = static_cast<WideSize>(x->shape[2 + d]) + 2 * (*padding)[d] -
+                    (*kernel)[d];
     if (span < 0)
       return call.error(1, call.quoted() + " kernel " + pairText(*kernel) +
                                " is larger than x " + x->str() + " padded by " +
                                pairText(*padding));
-    result.shape.push_back(span / (*stride)[d] + 1);
+    shape.push_back(span / (*stride)[d] + 1);
   }
+  std::optional<std::vector<int64_t>> checked =
+      checkResultShape(call.builder, call.quoted(), shape, call.loc);
+  if (!checked)
+    return std::nullopt;
+  TensorType result{x->dtype, *checked};
   AttrDict attrs{{"kernel", Attr(*kernel)},
                  {"stride", Attr(*stride)},
                  {"padding", Attr(*padding)}};
@@ -234,10 +251,15 @@ std::optional<CValue> embedding(BuiltinCall &call) {
   std::optional<TensorType> table = operand(call, 1, 2, "[V, D]");
   if (!table)
     return std::nullopt;
-  TensorType result{table->dtype, idsType.shape};
-  result.shape.push_back(table->shape[1]);
-  return CValue::ofTensor(call.builder.emit1(
-      "embedding", {*ids, call.value(1).tensor}, result, {}, call.loc));
+  std::vector<int64_t> shape = idsType.shape;
+  shape.push_back(table->shape[1]);
+  std::optional<std::vector<int64_t>> checked =
+      checkResultShape(call.builder, call.quoted(), shape, call.loc);
+  if (!checked)
+    return std::nullopt;
+  return CValue::ofTensor(
+      call.builder.emit1("embedding", {*ids, call.value(1).tensor},
+                         TensorType{table->dtype, *checked}, {}, call.loc));
 }
 
 /// `dropout(x, p)`: identity outside training; 0 <= p < 1.
@@ -285,7 +307,12 @@ std::optional<CValue> attention(BuiltinCall &call) {
   if (!std::isfinite(*scale))
     return call.error(4, "'attention' needs a finite 'scale', got " +
                              call.describeArg(4));
-  TensorType result{q->dtype, {qs[0], qs[1], qs[2], vs[3]}};
+  std::optional<std::vector<int64_t>> checked = checkResultShape(
+      call.builder, call.quoted(),
+      std::vector<int64_t>{qs[0], qs[1], qs[2], vs[3]}, call.loc);
+  if (!checked)
+    return std::nullopt;
+  TensorType result{q->dtype, *checked};
   AttrDict attrs{{"causal", Attr(*causal)}, {"scale", Attr(*scale)}};
   return CValue::ofTensor(call.builder.emit1(
       "attention",

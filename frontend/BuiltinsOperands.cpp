@@ -170,7 +170,7 @@ broadcastOperands(GraphBuilder &builder, const std::string &op,
     shape = *next;
   }
   if (ok)
-    return shape;
+    return checkResultShape(builder, op, shape, loc);
   std::string types;
   for (size_t i = 0; i < operands.size(); ++i) {
     const char *sep = i == 0 ? "" : i + 1 == operands.size() ? " and " : ", ";

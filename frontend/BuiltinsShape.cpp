@@ -147,7 +147,7 @@ std::optional<CValue> concat(BuiltinCall &call) {
   std::optional<int64_t> axis = call.axis(1, 0, first);
   if (!axis)
     return std::nullopt;
-  TensorType result = first;
+  WideSize joined = first.shape[*axis];
   std::vector<int> operands{list.list[0].tensor};
   for (size_t i = 1; i < list.list.size(); ++i) {
     const TensorType &t = call.typeOf(list.list[i].tensor);
@@ -162,11 +162,18 @@ std::optional<CValue> concat(BuiltinCall &call) {
                                t.str() + " along axis " +
                                std::to_string(*axis) +
                                ": other dimensions must be equal");
-    result.shape[*axis] += t.shape[*axis];
+    joined += t.shape[*axis];
     operands.push_back(list.list[i].tensor);
   }
   if (operands.size() == 1)
     return list.list[0];
+  std::vector<WideSize> wide(first.shape.begin(), first.shape.end());
+  wide[*axis] = joined;
+  std::optional<std::vector<int64_t>> shape =
+      checkResultShape(call.builder, call.quoted(), wide, call.loc);
+  if (!shape)
+    return std::nullopt;
+  TensorType result{first.dtype, *shape};
   AttrDict attrs{{"axis", Attr(*axis)}};
   return CValue::ofTensor(call.builder.emit1("concat", operands, result,
                                              std::move(attrs), call.loc));
@@ -226,6 +233,8 @@ std::optional<CValue> broadcastTo(BuiltinCall &call) {
                              " to " + formatShape(*shape));
   if (type.shape == *shape)
     return CValue::ofTensor(*x);
+  if (!checkResultShape(call.builder, call.quoted(), *shape, call.locOf(1)))
+    return std::nullopt;
   return CValue::ofTensor(call.builder.emit1(
       "broadcast_to", {*x}, TensorType{type.dtype, *shape}, {}, call.loc));
 }

@@ -193,7 +193,32 @@ bool isStatementKeyword(TokenKind kind) {
          kind == TokenKind::KwFor || kind == TokenKind::KwIf ||
          kind == TokenKind::KwAssert || kind == TokenKind::KwElse;
 }
+
+bool isDeclarationKeyword(TokenKind kind) {
+  return kind == TokenKind::KwImport || kind == TokenKind::KwConst ||
+         kind == TokenKind::KwBlock || kind == TokenKind::KwData ||
+         kind == TokenKind::KwTrain || kind == TokenKind::KwInfer;
+}
 } // namespace
+
+// As the parser sees it: a declaration keyword that is not a setting's name
+// (`data = mnist`), at top level or, inside a body, in column 1. `pos` is
+// just past the keyword.
+bool Lexer::startsDeclaration(const Token &token) const {
+  bool inBody = std::find(brackets.begin(), brackets.end(), Bracket::Brace) !=
+                brackets.end();
+  if (!isDeclarationKeyword(token.kind) || (inBody && token.loc.col != 1))
+    return false;
+  size_t p = pos;
+  while (peekChar(p) == ' ' || peekChar(p) == '\t')
+    ++p;
+  return peekChar(p) != '=' || peekChar(p + 1) == '=';
+}
+
+void Lexer::closeGroups() {
+  while (!brackets.empty() && brackets.back() != Bracket::Brace)
+    brackets.pop_back();
+}
 
 Token Lexer::next() {
   if (hasPending) {
@@ -204,23 +229,26 @@ Token Lexer::next() {
   }
   for (;;) {
     Token token = lexRaw();
+    token.afterInvalid = skippedInvalid;
+    skippedInvalid = false;
     bool inGroup = !brackets.empty() && brackets.back() != Bracket::Brace;
-    if (token.kind == TokenKind::Newline) {
-      if (previous == TokenKind::Newline)
-        continue;
-      if (inGroup || continuesStatement(previous)) {
-        if (!droppedNewlineSeen) {
-          droppedNewlineSeen = true;
-          droppedNewline = token;
-        }
-        continue;
+    if (token.kind == TokenKind::Newline &&
+        (previous == TokenKind::Newline || inGroup ||
+         continuesStatement(previous))) {
+      if (previous != TokenKind::Newline && !droppedNewlineSeen) {
+        droppedNewlineSeen = true;
+        droppedNewline = token;
       }
+      // A dropped newline passes its mark on to the token after it.
+      skippedInvalid = token.afterInvalid;
+      continue;
     }
     bool unfinished = droppedNewlineSeen && isStatementKeyword(token.kind);
     droppedNewlineSeen = false;
+    if (startsDeclaration(token))
+      closeGroups();
     if (unfinished) {
-      while (!brackets.empty() && brackets.back() != Bracket::Brace)
-        brackets.pop_back();
+      closeGroups();
       pending = std::move(token);
       hasPending = true;
       previous = TokenKind::Newline;
@@ -265,8 +293,7 @@ void Lexer::trackBrackets(TokenKind kind) {
     brackets.push_back(Bracket::Square);
     break;
   case TokenKind::LBrace:
-    while (!brackets.empty() && brackets.back() != Bracket::Brace)
-      brackets.pop_back();
+    closeGroups();
     brackets.push_back(Bracket::Brace);
     break;
   case TokenKind::RParen:
@@ -316,11 +343,13 @@ Token Lexer::lexRaw() {
     if (isIdentStart(c) || isNonAscii(c)) {
       if (lexWord(start, token))
         return token;
+      skippedInvalid = true;
       continue;
     }
     if (lexPunctuation(start, token))
       return token;
     skipInvalid(start);
+    skippedInvalid = true;
   }
 }
 

@@ -81,6 +81,10 @@ struct Token {
   int64_t intValue = 0;    // Int
   double floatValue = 0;   // Float
   std::string stringValue; // String, escapes decoded
+  /// Comes right after characters that the lexer reported and skipped. The
+  /// parser reports nothing at such a token: what it finds there is a
+  /// consequence of that error, which is the statement's one message.
+  bool afterInvalid = false;
 
   bool is(TokenKind k) const { return kind == k; }
   bool isKeyword() const {
@@ -108,8 +112,13 @@ bool continuesStatement(TokenKind kind);
 /// `return`, `for`, `if`, `assert`, `else`) cannot continue an expression:
 /// when one follows a dropped newline, the statement before it was left
 /// unfinished (an unclosed `(`, a trailing `+`), so the lexer closes any open
-/// `()`/`[]` and emits the Newline after all, for the parser to report. Errors
-/// go to `diag`; the lexer skips the offending characters and continues.
+/// `()`/`[]` and emits the Newline after all, for the parser to report. A
+/// declaration keyword (`const`, `block`, ... not followed by `=`) at top
+/// level, or in column 1 inside a body, likewise closes any open `()`/`[]`,
+/// without a Newline: the declaration before it was left unfinished, and the
+/// parser reports that at the keyword. Errors go to `diag`; the lexer skips
+/// the offending characters, marks the next token `afterInvalid` and carries
+/// on.
 class Lexer {
 public:
   Lexer(int fileId, const SourceManager &sm, DiagnosticEngine &diag);
@@ -129,6 +138,8 @@ private:
   bool lexPunctuation(size_t start, Token &token);
   void skipInvalid(size_t start);
   void trackBrackets(TokenKind kind);
+  void closeGroups();
+  bool startsDeclaration(const Token &token) const;
   Token make(TokenKind kind, size_t start) const;
   SourceLoc locAt(size_t offset) const;
   char peekChar(size_t offset) const {
@@ -142,6 +153,7 @@ private:
   size_t pos = 0;
   std::vector<Bracket> brackets;
   TokenKind previous = TokenKind::Newline; // kind of the last token returned
+  bool skippedInvalid = false; // characters rejected since the last token
   // A newline dropped inside `()`/`[]` or after an operator, and a token
   // held back behind the Newline that next() inserts when the statement
   // turns out to be unfinished.

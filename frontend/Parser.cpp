@@ -131,10 +131,11 @@ Parser::NestingGuard::NestingGuard(Parser &parser)
 //===----------------------------------------------------------------------===//
 
 // Only the first error at a token is shown: the enclosing constructs that
-// fail because of it would otherwise repeat it.
+// fail because of it would otherwise repeat it. None is shown at a token
+// right after characters the lexer rejected: that error explains this one.
 void Parser::error(const Token &token, const std::string &message) {
   hadError = true;
-  if (&token == lastErrorToken)
+  if (&token == lastErrorToken || token.afterInvalid)
     return;
   lastErrorToken = &token;
   diag.error(token.loc, message);

@@ -318,5 +318,65 @@ TEST_F(BuiltinsTest, ReportsNNAndLossErrors) {
       "'accuracy' is a metric: use it in `metrics { }` or an infer output");
 }
 
+// Every built-in whose result can outgrow its operands checks that the
+// result's sizes and element count fit in int64, as declared types must.
+TEST_F(BuiltinsTest, ReportsResultsWithTooManyElements) {
+  const int64_t g = 1000000000, t40 = int64_t(1) << 40;
+  Arg shape = ints({g, g, g, 2, 3});
+  expectError(call("broadcast_to", {f32({2, 3}), shape}), shape.loc,
+              "'broadcast_to' result shape [1000000000, 1000000000, "
+              "1000000000, 2, 3] has too many elements");
+  const int64_t half = int64_t(1) << 62;
+  expectError(call("concat", {list({f32({half}), f32({half})})}), callLoc,
+              "'concat' result shape [9223372036854775808] has too many "
+              "elements");
+  const int64_t k60 = int64_t(1) << 60;
+  expectError(call("concat", {list({f32({k60, 6}), f32({k60, 6})})}), callLoc,
+              "'concat' result shape [2305843009213693952, 6] has too many "
+              "elements");
+  expectError(binary(BinOp::Add, f32({t40, 1}), f32({t40})), callLoc,
+              "'+' result shape [1099511627776, 1099511627776] has too many "
+              "elements");
+  expectError(call("where", {tensor(DType::Bool, {t40, 1}), f32({t40}), f(0)}),
+              callLoc,
+              "'where' result shape [1099511627776, 1099511627776] has too "
+              "many elements");
+  expectError(binary(BinOp::MatMul, f32({t40, 1}), f32({1, t40})), callLoc,
+              "'matmul' result shape [1099511627776, 1099511627776] has too "
+              "many elements");
+  expectError(
+      binary(BinOp::MatMul, f32({t40, 1, 2, 2}), f32({t40, 2, 2})), callLoc,
+      "'matmul' result shape [1099511627776, 1099511627776, 2, 2] has too "
+      "many elements");
+  expectError(call("conv2d", {f32({1, 1, half, 1}), f32({2, 1, 1, 1}),
+                              ints({0, 1 << 30}, "padding")}),
+              callLoc,
+              "'conv2d' result shape [1, 2, 4611686018427387904, 2147483649] "
+              "has too many elements");
+  expectError(call("conv2d", {f32({1, 1, INT64_MAX, 1}), f32({1, 1, 1, 1}),
+                              ints({1, 0}, "padding")}),
+              callLoc,
+              "'conv2d' result shape [1, 1, 9223372036854775809, 1] has too "
+              "many elements");
+  expectError(call("max_pool2d", {f32({1, 1, INT64_MAX, 1}), i(2),
+                                  i(1, "stride"), i(1, "padding")}),
+              callLoc,
+              "'max_pool2d' result shape [1, 1, 9223372036854775808, 2] has "
+              "too many elements");
+  expectError(
+      call("embedding", {tensor(DType::I32, {t40}), f32({10, 1 << 30})}),
+      callLoc,
+      "'embedding' result shape [1099511627776, 1073741824] has too many "
+      "elements");
+  expectError(call("attention", {f32({1, 1, t40, 1}), f32({1, 1, 1, 1}),
+                                 f32({1, 1, 1, t40})}),
+              callLoc,
+              "'attention' result shape [1, 1, 1099511627776, 1099511627776] "
+              "has too many elements");
+  // Just fitting is fine.
+  EXPECT_EQ(typeOf(call("concat", {list({f32({k60, 3}), f32({k60, 3})})})),
+            tt(DType::F32, {2 * k60, 3}));
+}
+
 } // namespace
 } // namespace modelc::test

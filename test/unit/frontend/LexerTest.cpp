@@ -324,6 +324,43 @@ TEST_F(LexerTest, StatementKeywordEndsUnfinishedStatement) {
   EXPECT_EQ(std::count(k.begin(), k.end(), K::Newline), 2);
 }
 
+TEST_F(LexerTest, DeclarationKeywordEndsUnclosedGroup) {
+  // `(1` is never closed; the next declaration closes it, so the newline
+  // after `2` ends that declaration. No newline is inserted before `const`.
+  EXPECT_EQ(kinds("const a = (1\nconst b = 2\nc"),
+            (std::vector<K>{K::KwConst, K::Identifier, K::Equal, K::LParen,
+                            K::Int, K::KwConst, K::Identifier, K::Equal, K::Int,
+                            K::Newline, K::Identifier}));
+  // At top level the keyword may be indented.
+  std::vector<K> k = kinds("const a = [1\n  import \"nn\"\nc");
+  EXPECT_EQ(std::count(k.begin(), k.end(), K::Newline), 1);
+  // Inside a body, only in column 1.
+  k = kinds("{\n  f(a\n  data\n  b\n}");
+  EXPECT_EQ(std::count(k.begin(), k.end(), K::Newline), 1);
+  k = kinds("{\n  f(a\ndata\n  b\n}");
+  EXPECT_EQ(std::count(k.begin(), k.end(), K::Newline), 3);
+  // A setting spelled like a keyword is not a declaration.
+  k = kinds("f(a,\ndata = 1\n)\nb");
+  EXPECT_EQ(std::count(k.begin(), k.end(), K::Newline), 1);
+}
+
+TEST_F(LexerTest, TokenAfterInvalidCharactersIsMarked) {
+  Lexed l = lex("a $ b c\n\xC3\x97 2");
+  ASSERT_EQ(l.tokens.size(), 6u);
+  EXPECT_FALSE(l.tokens[0].afterInvalid);
+  EXPECT_TRUE(l.tokens[1].afterInvalid); // b
+  EXPECT_FALSE(l.tokens[2].afterInvalid);
+  EXPECT_FALSE(l.tokens[3].afterInvalid); // newline
+  EXPECT_TRUE(l.tokens[4].afterInvalid);  // 2
+  EXPECT_FALSE(l.tokens[5].afterInvalid);
+  // A newline that is dropped passes the mark on.
+  l = lex("f(a $\n b)");
+  ASSERT_EQ(l.tokens[3].kind, K::Identifier);
+  EXPECT_TRUE(l.tokens[3].afterInvalid);
+  // So does the end of the file.
+  EXPECT_TRUE(lex("a $").tokens.back().afterInvalid);
+}
+
 TEST_F(LexerTest, DescribeToken) {
   Lexed l = lex("x 12 1.5 \"s\" } return");
   EXPECT_EQ(describeToken(l.tokens[0]), "identifier 'x'");

@@ -138,6 +138,41 @@ TEST_F(ParserRecoveryTest, LexicalErrorsMakeParseFail) {
   EXPECT_EQ(errorsIn("const s = \"abc\n"), 1u);
 }
 
+TEST_F(ParserRecoveryTest, NoErrorRightAfterAnInvalidCharacter) {
+  // The lexer's message is the statement's one message; a later,
+  // independent mistake is still reported.
+  EXPECT_EQ(errorsIn("infer f {\n"
+                     "  output y = x $ 2\n"
+                     "  let z = $\n"
+                     "  let w = g(1, $)\n"
+                     "  let v = )\n"
+                     "}\n"),
+            4u)
+      << out.str();
+  EXPECT_TRUE(reported("t.mdl:5:11: error: expected an expression, found ')'"));
+}
+
+TEST_F(ParserRecoveryTest, UnclosedBracketInTopLevelConstIsOneError) {
+  EXPECT_EQ(errorsIn("const a = (1 + 2\n"
+                     "const b = 3\n"
+                     "\n"
+                     "const c = [1, 2\n"
+                     "  const d = 4\n"
+                     "const e = max(1,\n"
+                     "block f(x: f32[n]) -> f32[n] {\n"
+                     "  return x\n"
+                     "}\n"
+                     "const g = 5\n"),
+            3u)
+      << out.str();
+  EXPECT_TRUE(reported("t.mdl:2:1: error: expected ')' to close the '(' at "
+                       "1:11, found 'const'"));
+  EXPECT_TRUE(reported("t.mdl:5:3: error: expected ',' or ']' in the list "
+                       "started at 4:11, found 'const'"));
+  EXPECT_TRUE(reported("t.mdl:7:1: error: expected an expression, found "
+                       "'block'"));
+}
+
 TEST_F(ParserRecoveryTest, DeepParenthesesAreOneError) {
   std::string deep = "const a = " + std::string(100000, '(') + "1" +
                      std::string(100000, ')') + "\nconst b = (";
