@@ -193,6 +193,11 @@ public:
   /// -1 for a failed import, nullopt when `name` is no alias.
   std::optional<int> importedModule(const std::string &name) const;
   std::string describe(const CValue &v) const;
+  /// A safety net over the built-ins: the values added to the current
+  /// function since `before` must have sizes that fit in int64. Reports at
+  /// `loc` and returns a poisoned value otherwise, else `result`.
+  CValue checkNewValues(size_t before, const std::string &what, SourceLoc loc,
+                        std::optional<CValue> result);
 
   //===--------------------------------------------------------------------===//
   // Block calls, unification and specialisation (SemaBlocks.cpp, SemaUnify.cpp)

@@ -144,9 +144,10 @@ CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
     return CValue();
   BuiltinContext ctx;
   ctx.inMetrics = cur().inMetrics;
+  size_t before = cur().fn.values.size();
   std::optional<CValue> r =
       callBuiltin(builtin, args, e.loc, ctx, cur().builder);
-  return r ? *r : CValue();
+  return checkNewValues(before, "'" + builtin + "'", e.loc, r);
 }
 
 namespace {

@@ -90,6 +90,20 @@ std::string Sema::describe(const CValue &v) const {
   return describeValue(v, cur().fn);
 }
 
+CValue Sema::checkNewValues(size_t before, const std::string &what,
+                            SourceLoc loc, std::optional<CValue> result) {
+  if (!result)
+    return CValue();
+  const std::vector<TensorType> &values = cur().fn.values;
+  for (size_t i = before; i < values.size(); ++i) {
+    if (checkedElementCount(values[i].shape))
+      continue;
+    diag.error(loc, what + " gives a tensor with too many elements");
+    return CValue();
+  }
+  return *result;
+}
+
 CValue Sema::evalName(const ast::NameExpr &e) {
   if (const Binding *b = lookup(e.name))
     return b->value;
@@ -196,9 +210,10 @@ CValue Sema::evalUnary(const ast::UnaryExpr &e) {
   CValue operand = eval(e.operand.get());
   if (poisoned(operand))
     return CValue();
+  size_t before = cur().fn.values.size();
   std::optional<CValue> r =
       applyUnary(e.op, Arg{operand, e.operand->loc, ""}, e.loc, cur().builder);
-  return r ? *r : CValue();
+  return checkNewValues(before, "this operation", e.loc, r);
 }
 
 CValue Sema::evalBinary(const ast::BinaryExpr &e) {
@@ -212,10 +227,11 @@ CValue Sema::evalBinary(const ast::BinaryExpr &e) {
   CValue rhs = eval(e.rhs.get());
   if (poisoned(lhs) || poisoned(rhs))
     return CValue();
+  size_t before = cur().fn.values.size();
   std::optional<CValue> r =
       applyBinary(e.op, Arg{lhs, e.lhs->loc, ""}, Arg{rhs, e.rhs->loc, ""},
                   e.loc, cur().builder);
-  return r ? *r : CValue();
+  return checkNewValues(before, "this operation", e.loc, r);
 }
 
 CValue Sema::evalIndex(const ast::IndexExpr &e) {
@@ -246,9 +262,10 @@ CValue Sema::evalIndex(const ast::IndexExpr &e) {
   }
   if (!ok || poisoned(base))
     return CValue();
+  size_t before = cur().fn.values.size();
   std::optional<CValue> r =
       applyIndex(Arg{base, e.base->loc, ""}, specs, e.loc, cur().builder);
-  return r ? *r : CValue();
+  return checkNewValues(before, "indexing", e.loc, r);
 }
 
 CValue Sema::evalList(const ast::ListExpr &e) {

@@ -175,10 +175,10 @@ infer run {
   EXPECT_EQ(errorCount(), 1u);
 }
 
-TEST_F(SemaTest, AssertionFailureShowsTheChain) {
+TEST_F(SemaTest, AssertionFailureShowsTheChainAndStopsTheBlock) {
   EXPECT_FALSE(build(R"(block heads(x: f32[b, c], n: int) -> f32[b, c] {
   assert c % n == 0, "the width must be a multiple of n"
-  return x
+  return reshape(x, [b, n, c / n]) # not elaborated after the assert
 }
 infer run {
   input x: f32[2, 10]
@@ -188,6 +188,7 @@ infer run {
   EXPECT_TRUE(reported("main.mdl:2:3: error: assertion failed: the width "
                        "must be a multiple of n"));
   EXPECT_TRUE(reported("main.mdl:7:14: note: in call to 'heads' from here"));
+  EXPECT_EQ(errorCount(), 1u);
 }
 
 //===----------------------------------------------------------------------===//
