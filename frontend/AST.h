@@ -17,13 +17,25 @@ namespace modelc::ast {
 
 struct Expr {
   enum class Kind {
-    Int, Float, String, Bool, Name, Unary, Binary, Call, Member, Index, List,
-    As, ParamRef, Range
+    Int,
+    Float,
+    String,
+    Bool,
+    Name,
+    Unary,
+    Binary,
+    Call,
+    Member,
+    Index,
+    List,
+    As,
+    ParamRef,
+    Range
   };
   Expr(Kind kind, SourceLoc loc) : kind(kind), loc(loc) {}
   virtual ~Expr() = default;
   const Kind kind;
-  SourceLoc loc;  // the first token of the expression (operator for Binary)
+  SourceLoc loc; // the first token of the expression (operator for Binary)
 
   template <typename T> const T *as() const {
     return kind == T::kKind ? static_cast<const T *>(this) : nullptr;
@@ -48,7 +60,7 @@ struct StringExpr : Expr {
   static constexpr Kind kKind = Kind::String;
   StringExpr(SourceLoc loc, std::string value)
       : Expr(kKind, loc), value(std::move(value)) {}
-  std::string value;  // escapes already decoded
+  std::string value; // escapes already decoded
 };
 struct BoolExpr : Expr {
   static constexpr Kind kKind = Kind::Bool;
@@ -74,7 +86,20 @@ struct UnaryExpr : Expr {
 struct BinaryExpr : Expr {
   static constexpr Kind kKind = Kind::Binary;
   enum class Op {
-    Or, And, Eq, Ne, Lt, Le, Gt, Ge, Add, Sub, Mul, Div, Mod, MatMul
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    MatMul
   };
   BinaryExpr(SourceLoc loc, Op op, ExprPtr lhs, ExprPtr rhs)
       : Expr(kKind, loc), op(op), lhs(std::move(lhs)), rhs(std::move(rhs)) {}
@@ -112,8 +137,8 @@ struct IndexItem {
   enum class Kind { Single, Slice, Ellipsis };
   Kind kind = Kind::Single;
   SourceLoc loc;
-  ExprPtr index;             // Single
-  ExprPtr lo, hi, step;      // Slice; null when omitted
+  ExprPtr index;        // Single
+  ExprPtr lo, hi, step; // Slice; null when omitted
 };
 struct IndexExpr : Expr {
   static constexpr Kind kKind = Kind::Index;
@@ -133,13 +158,14 @@ struct ListExpr : Expr {
 struct PathComponent {
   SourceLoc loc;
   std::string name;
-  ExprPtr index;  // optional
+  ExprPtr index; // optional
 };
 /// `call as name`, `call as blocks[i]`, `call as transformer.h[i]`: the
 /// scope that the parameters created by the call are named under.
 struct AsExpr : Expr {
   static constexpr Kind kKind = Kind::As;
-  AsExpr(SourceLoc loc, ExprPtr call) : Expr(kKind, loc), call(std::move(call)) {}
+  AsExpr(SourceLoc loc, ExprPtr call)
+      : Expr(kKind, loc), call(std::move(call)) {}
   ExprPtr call;
   std::vector<PathComponent> scope;
 };
@@ -158,6 +184,16 @@ struct RangeExpr : Expr {
   ExprPtr lo, hi;
 };
 
+/// Where an expression starts in the source: its loc, except that a binary
+/// expression's loc is its operator, so descend into its left operand.
+/// Diagnostics about an argument or operand as a whole point here.
+inline SourceLoc startLoc(const Expr &e) {
+  const Expr *cur = &e;
+  while (const auto *binary = cur->as<BinaryExpr>())
+    cur = binary->lhs.get();
+  return cur->loc;
+}
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
@@ -166,9 +202,9 @@ struct RangeExpr : Expr {
 /// name in a block signature is a size variable) or `*lead`.
 struct DimExpr {
   SourceLoc loc;
-  bool variadic = false;  // `*name`
+  bool variadic = false; // `*name`
   std::string variadicName;
-  ExprPtr size;           // when !variadic
+  ExprPtr size; // when !variadic
 };
 
 /// `f32[b, n]`, `u8[]`, or a scalar kind `int` / `float` / `bool` / `string`.
@@ -185,7 +221,17 @@ struct TypeExpr {
 
 struct Stmt {
   enum class Kind {
-    Let, Assign, Return, For, If, Assert, Param, Group, Input, Output, Expr
+    Let,
+    Assign,
+    Return,
+    For,
+    If,
+    Assert,
+    Param,
+    Group,
+    Input,
+    Output,
+    Expr
   };
   Stmt(Kind kind, SourceLoc loc) : kind(kind), loc(loc) {}
   virtual ~Stmt() = default;
@@ -205,7 +251,7 @@ struct LetStmt : Stmt {
   LetStmt(SourceLoc loc) : Stmt(kKind, loc) {}
   std::vector<std::string> names;
   std::vector<SourceLoc> nameLocs;
-  bool destructure = false;  // parenthesised form
+  bool destructure = false; // parenthesised form
   ExprPtr value;
 };
 /// `name = e`: rebinding in a block; a setting in train/infer/data/groups.
@@ -240,7 +286,7 @@ struct AssertStmt : Stmt {
   static constexpr Kind kKind = Kind::Assert;
   AssertStmt(SourceLoc loc) : Stmt(kKind, loc) {}
   ExprPtr cond;
-  ExprPtr message;  // optional string expression
+  ExprPtr message; // optional string expression
 };
 /// `param name: f32[...] = init(...)`.
 struct ParamStmt : Stmt {
@@ -249,7 +295,7 @@ struct ParamStmt : Stmt {
   std::string name;
   SourceLoc nameLoc;
   TypeExpr type;
-  ExprPtr init;  // a CallExpr of an initialiser
+  ExprPtr init; // a CallExpr of an initialiser
 };
 /// `name { stmts }`: a settings group (`metrics`, `eval`, `checkpoint`,
 /// `log`, `parallel`).
@@ -290,13 +336,13 @@ struct BlockArg {
   SourceLoc loc;
   std::string name;
   TypeExpr type;
-  ExprPtr defaultValue;  // optional (scalars)
+  ExprPtr defaultValue; // optional (scalars)
 };
 
 struct ImportDecl {
   SourceLoc loc;
-  std::string path;   // as written: "nn" or "path/x.mdl"
-  std::string alias;  // name used to qualify: "nn", "x"
+  std::string path;  // as written: "nn" or "path/x.mdl"
+  std::string alias; // name used to qualify: "nn", "x"
 };
 struct ConstDecl {
   SourceLoc loc;
@@ -307,7 +353,7 @@ struct BlockDecl {
   SourceLoc loc;
   std::string name;
   std::vector<BlockArg> args;
-  std::vector<TypeExpr> results;  // `-> T` or `-> (T1, T2)`; may be empty
+  std::vector<TypeExpr> results; // `-> T` or `-> (T1, T2)`; may be empty
   StmtList body;
 };
 /// A `data` field: `name: TYPE = source(...)`.
@@ -321,7 +367,7 @@ struct DataDecl {
   SourceLoc loc;
   std::string name;
   std::vector<DataField> fields;
-  StmtList settings;  // `key = value` statements other than fields
+  StmtList settings; // `key = value` statements other than fields
 };
 /// `train NAME { ... }` / `infer NAME { ... }`.
 struct EntryDecl {
@@ -334,7 +380,7 @@ struct EntryDecl {
 
 /// One parsed file.
 struct Module {
-  int file = -1;  // SourceManager id
+  int file = -1; // SourceManager id
   std::vector<ImportDecl> imports;
   std::vector<ConstDecl> consts;
   std::vector<BlockDecl> blocks;

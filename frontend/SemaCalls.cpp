@@ -122,7 +122,7 @@ CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
   std::vector<Arg> args;
   bool bad = false;
   for (const ast::ExprPtr &a : e.args) {
-    args.push_back(Arg{eval(a.get()), a ? a->loc : e.loc, ""});
+    args.push_back(Arg{eval(a.get()), a ? ast::startLoc(*a) : e.loc, ""});
     bad = bad || poisonedArg(args.back().value);
   }
   for (const ast::KeywordArg &k : e.kwargs) {
@@ -236,7 +236,7 @@ Sema::bindConstArgs(const ast::CallExpr &call, const std::string &name,
   };
   for (size_t i = 0; i < call.args.size(); ++i) {
     const ast::Expr *a = call.args[i].get();
-    SourceLoc loc = a ? a->loc : call.loc;
+    SourceLoc loc = a ? ast::startLoc(*a) : call.loc;
     if (i >= params.size()) {
       diag.error(loc, "'" + name + "' takes " +
                           (params.empty()

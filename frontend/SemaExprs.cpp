@@ -211,8 +211,8 @@ CValue Sema::evalUnary(const ast::UnaryExpr &e) {
   if (poisoned(operand))
     return CValue();
   size_t before = cur().fn.values.size();
-  std::optional<CValue> r =
-      applyUnary(e.op, Arg{operand, e.operand->loc, ""}, e.loc, cur().builder);
+  std::optional<CValue> r = applyUnary(
+      e.op, Arg{operand, ast::startLoc(*e.operand), ""}, e.loc, cur().builder);
   return checkNewValues(before, "this operation", e.loc, r);
 }
 
@@ -229,8 +229,8 @@ CValue Sema::evalBinary(const ast::BinaryExpr &e) {
     return CValue();
   size_t before = cur().fn.values.size();
   std::optional<CValue> r =
-      applyBinary(e.op, Arg{lhs, e.lhs->loc, ""}, Arg{rhs, e.rhs->loc, ""},
-                  e.loc, cur().builder);
+      applyBinary(e.op, Arg{lhs, ast::startLoc(*e.lhs), ""},
+                  Arg{rhs, ast::startLoc(*e.rhs), ""}, e.loc, cur().builder);
   return checkNewValues(before, "this operation", e.loc, r);
 }
 
@@ -263,8 +263,8 @@ CValue Sema::evalIndex(const ast::IndexExpr &e) {
   if (!ok || poisoned(base))
     return CValue();
   size_t before = cur().fn.values.size();
-  std::optional<CValue> r =
-      applyIndex(Arg{base, e.base->loc, ""}, specs, e.loc, cur().builder);
+  std::optional<CValue> r = applyIndex(Arg{base, ast::startLoc(*e.base), ""},
+                                       specs, e.loc, cur().builder);
   return checkNewValues(before, "indexing", e.loc, r);
 }
 
