@@ -104,7 +104,7 @@ bool checkTargetFlags() {
       fail("unknown target '" + target + "' (expected cuda or cpu)");
       return false;
     }
-  llvm::Regex smArch("^sm_[0-9]+a?$");
+  llvm::Regex smArch("^sm_[1-9][0-9]+a?$");
   for (const std::string &arch : archs)
     if (!smArch.match(arch)) {
       fail("unknown GPU architecture '" + arch +
