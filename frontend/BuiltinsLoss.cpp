@@ -1,5 +1,5 @@
 // Losses and metrics: `cross_entropy` (class axis last), `mse_loss` (mean),
-// and `accuracy`, which only metrics and infer outputs may use.
+// and `accuracy`, which only metrics may use.
 #include "frontend/BuiltinsArgs.h"
 
 namespace modelc::builtins {
@@ -65,12 +65,11 @@ std::optional<CValue> mseLoss(BuiltinCall &call) {
 }
 
 /// `accuracy(logits, labels)`: the fraction of argmax(logits) == labels as
-/// an f32 scalar; not differentiable, so only in metrics and infer outputs.
+/// an f32 scalar; not differentiable, so only in metrics.
 std::optional<CValue> accuracy(BuiltinCall &call) {
   if (!call.ctx.inMetrics)
-    return call.error(
-        call.loc,
-        "'accuracy' is a metric: use it in `metrics { }` or an infer output");
+    return call.error(call.loc,
+                      "'accuracy' is a metric: use it in `metrics { }`");
   if (!checkClassification(call))
     return std::nullopt;
   return CValue::ofTensor(call.builder.emit1(

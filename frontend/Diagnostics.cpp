@@ -22,6 +22,18 @@ int SourceManager::loadFile(const std::string &path, std::string &error) {
     error = "cannot open '" + path + "': it is a directory";
     return -1;
   }
+  // A device, FIFO or socket (/dev/zero, a pipe) would never end or never
+  // answer; a huge file would exhaust memory long before it parsed.
+  if (!S_ISREG(st.st_mode)) {
+    error = "cannot open '" + path + "': it is not a regular file";
+    return -1;
+  }
+  constexpr off_t kMaxSourceBytes = off_t(64) << 20;
+  if (st.st_size > kMaxSourceBytes) {
+    error = "cannot open '" + path + "': it is too large (" +
+            std::to_string(st.st_size) + " bytes; the limit is 64 MiB)";
+    return -1;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open '" + path + "': " + std::strerror(errno);

@@ -42,9 +42,12 @@ std::string Sema::signatureText(const ast::BlockDecl &decl,
 }
 
 std::string Sema::uniqueSymbol(const std::string &qualName) {
+  // One counter per name, so that the N-th specialisation of a block costs
+  // no more than the first (a per-call scan from `_1` is quadratic).
   std::string symbol = qualName;
-  for (int n = 1; usedSymbols.count(symbol); ++n)
-    symbol = qualName + "_" + std::to_string(n);
+  unsigned &next = nextSymbolSuffix[qualName];
+  while (usedSymbols.count(symbol))
+    symbol = qualName + "_" + std::to_string(++next);
   usedSymbols.insert(symbol);
   return symbol;
 }

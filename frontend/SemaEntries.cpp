@@ -141,7 +141,7 @@ void Sema::elaborateInfer(FunctionState &st, Entry &entry) {
         diag.note(it->second, "first declared here");
         break;
       }
-      st.inMetrics = true; // accuracy(...) is allowed in outputs too
+      st.inMetrics = true; // accuracy(...) may appear inside an output expression
       CValue v = eval(out.value.get());
       st.inMetrics = false;
       if (v.kind == CValue::Kind::None)

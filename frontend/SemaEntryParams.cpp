@@ -63,6 +63,46 @@ void Sema::reportDuplicateParam(const std::string &name, SourceLoc firstLoc,
               "give one of the calls a scope with `as`, e.g. `... as NAME`");
 }
 
+void Sema::reportScopeClash(const std::string &name, SourceLoc loc,
+                            const SlotOrigin &origin) {
+  // A PyTorch module's state_dict can't hold both `w` (a tensor) and
+  // `w.weight` (w as a submodule): a full name that is a strict dotted
+  // prefix of another can't be loaded there.
+  const auto &created = cur().entry->created;
+  const EntryParam *other = nullptr;
+  std::string scope, inner;
+  for (size_t dot = name.find('.'); dot != std::string::npos && !other;
+       dot = name.find('.', dot + 1)) {
+    auto it = created.find(name.substr(0, dot));
+    if (it != created.end()) {
+      other = &it->second;
+      scope = it->first;
+      inner = name;
+    }
+  }
+  if (!other) {
+    auto it = created.lower_bound(name + ".");
+    if (it != created.end() &&
+        it->first.compare(0, name.size() + 1, name + ".") == 0) {
+      other = &it->second;
+      scope = name;
+      inner = it->first;
+    }
+  }
+  // One error per scope: `w.weight` and `w.bias` clash with `w` alike.
+  if (!other || !cur().entry->scopeClashes.insert(scope).second)
+    return;
+  {
+    ChainScope chain(diag, origin);
+    diag.error(loc, "parameter '" + scope + "' is also the scope of '" + inner +
+                        "'; a PyTorch module can't have both");
+  }
+  const std::string &otherName = scope == name ? inner : scope;
+  diag.note(other->loc, "'" + otherName + "' is created here");
+  for (auto c = other->origin.rbegin(); c != other->origin.rend(); ++c)
+    diag.note(c->site, "in call to '" + c->callee + "' from here");
+}
+
 void Sema::mergeProgramParam(const std::string &name, const EntryParam &p) {
   const std::string &label = cur().entry->label;
   auto it = paramIndex.find(name);
@@ -104,6 +144,7 @@ int Sema::entryParam(const std::string &name, const TensorType &type,
     reportDuplicateParam(name, it->second.loc, it->second.origin, loc, origin);
     return paramRef(name, it->second.type, site);
   }
+  reportScopeClash(name, loc, origin);
   EntryParam p{type, init, loc, origin};
   entry.created[name] = p;
   mergeProgramParam(name, p);

@@ -134,12 +134,10 @@ int Sema::openModule(const std::string &path, const std::string &qualName,
   for (const ast::ImportDecl &imp : mod.ast->imports) {
     if (mod.duplicates.count(&imp))
       continue;
-    std::string alias =
-        imp.alias.empty() ? fs::path(imp.path).stem().string() : imp.alias;
-    int child = openModule(resolveImport(mod, imp.path), alias, &imp);
+    int child = openModule(resolveImport(mod, imp.path), imp.alias, &imp);
     if (child >= 0 && !modules[child]->ast)
       child = -1; // its syntax errors are reported; uses are poisoned
-    mod.imports[alias] = child;
+    mod.imports[imp.alias] = child;
   }
   loading.pop_back();
 
@@ -174,18 +172,20 @@ void Sema::collectTopLevelNames(ModuleInfo &mod) {
     const void *decl;
   };
   std::vector<Decl> decls;
-  std::map<std::string, std::string> importPaths;
+  // alias -> the imported file's identity, as openModule computes it
+  std::map<std::string, std::string> importKeys;
   for (const ast::ImportDecl &imp : mod.ast->imports) {
-    std::string alias =
-        imp.alias.empty() ? fs::path(imp.path).stem().string() : imp.alias;
-    // Importing one file twice under one alias is harmless.
-    auto same = importPaths.find(alias);
-    if (same != importPaths.end() && same->second == imp.path) {
+    // Importing one file twice under one alias is harmless, however its
+    // path is spelt ("ic.mdl", "./ic.mdl"; "nn" and a path to the stdlib
+    // file). Two different files under one alias stay an error below.
+    std::string key = fileKey(resolveImport(mod, imp.path));
+    auto same = importKeys.find(imp.alias);
+    if (same != importKeys.end() && same->second == key) {
       mod.duplicates.insert(&imp);
       continue;
     }
-    importPaths[alias] = imp.path;
-    decls.push_back({alias, imp.loc, &imp});
+    importKeys.emplace(imp.alias, key);
+    decls.push_back({imp.alias, imp.loc, &imp});
   }
   for (const ast::ConstDecl &c : mod.ast->consts)
     decls.push_back({c.name, c.loc, &c});

@@ -315,7 +315,7 @@ TEST_F(BuiltinsTest, ReportsNNAndLossErrors) {
               "'mse_loss' needs 'b' of the type of a (f32[3]), got f32[3, 1]");
   expectError(
       call("accuracy", {f32({128, 10}), tensor(DType::U8, {128})}), callLoc,
-      "'accuracy' is a metric: use it in `metrics { }` or an infer output");
+      "'accuracy' is a metric: use it in `metrics { }`");
 }
 
 // Every built-in whose result can outgrow its operands checks that the
