@@ -36,6 +36,10 @@ struct Expr {
   virtual ~Expr() = default;
   const Kind kind;
   SourceLoc loc; // the first token of the expression (operator for Binary)
+  /// Nodes on the longest path from here down to a leaf (1 for a leaf); set
+  /// by the parser, which keeps it under Parser::kMaxNesting so that every
+  /// recursive walk of the tree stays far within the stack.
+  unsigned height = 1;
 
   template <typename T> const T *as() const {
     return kind == T::kKind ? static_cast<const T *>(this) : nullptr;

@@ -119,11 +119,18 @@ void Parser::skipSeparators() {
     take();
 }
 
-Parser::NestingGuard::NestingGuard(Parser &parser)
+Parser::NestingGuard::NestingGuard(Parser &parser, bool expression)
     : parser(parser), ok(++parser.nesting <= kMaxNesting) {
   if (!ok)
-    parser.error(parser.tok(), "nesting is too deep (the limit is " +
-                                   std::to_string(kMaxNesting) + " levels)");
+    parser.error(parser.tok(),
+                 expression ? expressionTooDeep()
+                            : "nesting is too deep (the limit is " +
+                                  std::to_string(kMaxNesting) + " levels)");
+}
+
+std::string Parser::expressionTooDeep() {
+  return "expression is too deeply nested (more than " +
+         std::to_string(kMaxNesting) + " levels)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -23,8 +23,9 @@ public:
   /// Null on any error.
   ast::ExprPtr parseStandaloneExpression();
 
-  /// Deepest nesting of brackets, unary operators and bodies accepted.
-  static constexpr int kMaxNesting = 256;
+  /// Deepest nesting accepted: bodies, brackets, plus the height of the
+  /// expression tree (operator chains, calls, indexing, members, `as`).
+  static constexpr int kMaxNesting = 1000;
 
 private:
   /// Where a statement appears; decides which statements are allowed.
@@ -95,6 +96,11 @@ private:
   ast::ExprPtr parseList();
   ast::ExprPtr parseParenthesised();
   ast::ExprPtr parseParamRef();
+  /// Sets `expr`'s height from `childHeight` (the tallest child's) and
+  /// reports an error at `at` (returning false) when the tree, counted from
+  /// the current nesting, passes kMaxNesting.
+  static std::string expressionTooDeep();
+  bool setHeight(ast::Expr &expr, unsigned childHeight, const Token &at);
   bool parsePath(std::vector<ast::PathComponent> &path, const char *after);
 
   int fileId;
@@ -110,7 +116,8 @@ private:
 /// Counts one level of nesting for as long as it lives; false (after an
 /// error) when the nesting is deeper than Parser::kMaxNesting.
 struct Parser::NestingGuard {
-  explicit NestingGuard(Parser &parser);
+  /// `expression`: an expression (not a body) is being nested.
+  explicit NestingGuard(Parser &parser, bool expression = false);
   ~NestingGuard() { --parser.nesting; }
   NestingGuard(const NestingGuard &) = delete;
   NestingGuard &operator=(const NestingGuard &) = delete;

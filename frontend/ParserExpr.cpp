@@ -2,6 +2,8 @@
 // spec §5, then unary operators, postfix call/index/member/`as`, and atoms.
 #include "frontend/Parser.h"
 
+#include <algorithm>
+
 namespace modelc {
 
 using namespace ast;
@@ -81,6 +83,14 @@ bool endsGroup(TokenKind kind) {
 
 ExprPtr Parser::parseExpr() { return parseBinary(1); }
 
+bool Parser::setHeight(Expr &expr, unsigned childHeight, const Token &at) {
+  expr.height = childHeight + 1;
+  if (nesting + static_cast<int64_t>(expr.height) <= kMaxNesting)
+    return true;
+  error(at, expressionTooDeep());
+  return false;
+}
+
 // Left-associative precedence climbing; comparisons do not chain (`a < b < c`
 // means something else in Python than it would here, so it is an error).
 ExprPtr Parser::parseBinary(int minPrecedence) {
@@ -100,13 +110,16 @@ ExprPtr Parser::parseBinary(int minPrecedence) {
                    "or use parentheses");
       return nullptr;
     }
+    unsigned childHeight = std::max(lhs->height, rhs->height);
     lhs = std::make_unique<BinaryExpr>(op.loc, binaryOp(op.kind),
                                        std::move(lhs), std::move(rhs));
+    if (!setHeight(*lhs, childHeight, op))
+      return nullptr;
   }
 }
 
 ExprPtr Parser::parseUnary() {
-  NestingGuard guard(*this);
+  NestingGuard guard(*this, /*expression=*/true);
   if (!guard)
     return nullptr;
   if (at(TokenKind::Minus) || at(TokenKind::Bang)) {
@@ -116,7 +129,11 @@ ExprPtr Parser::parseUnary() {
       return nullptr;
     auto kind =
         op.is(TokenKind::Minus) ? UnaryExpr::Op::Neg : UnaryExpr::Op::Not;
-    return std::make_unique<UnaryExpr>(op.loc, kind, std::move(operand));
+    unsigned childHeight = operand->height;
+    auto unary = std::make_unique<UnaryExpr>(op.loc, kind, std::move(operand));
+    if (!setHeight(*unary, childHeight, op))
+      return nullptr;
+    return unary;
   }
   return parsePostfix();
 }
@@ -124,11 +141,14 @@ ExprPtr Parser::parseUnary() {
 ExprPtr Parser::parsePostfix() {
   ExprPtr expr = parsePrimary();
   while (expr) {
+    // Each suffix wraps the expression so far: a long chain is a deep tree.
+    const Token &suffix = tok();
     if (at(TokenKind::LParen)) {
       expr = parseCall(std::move(expr));
     } else if (at(TokenKind::LBracket)) {
       expr = parseIndex(std::move(expr));
     } else if (at(TokenKind::Dot)) {
+      unsigned childHeight = expr->height;
       take();
       if (!tok().isWord()) {
         error(tok(), "expected a field name after '.', found " + found());
@@ -138,12 +158,20 @@ ExprPtr Parser::parsePostfix() {
       auto member = std::make_unique<MemberExpr>(loc, std::move(expr),
                                                  std::string(tok().text));
       member->fieldLoc = take().loc;
+      if (!setHeight(*member, childHeight, suffix))
+        return nullptr;
       expr = std::move(member);
     } else if (at(TokenKind::KwAs)) {
+      unsigned childHeight = expr->height;
       take();
       SourceLoc loc = expr->loc;
       auto scoped = std::make_unique<AsExpr>(loc, std::move(expr));
       if (!parsePath(scoped->scope, "after 'as'"))
+        return nullptr;
+      for (const PathComponent &c : scoped->scope)
+        if (c.index)
+          childHeight = std::max(childHeight, c.index->height);
+      if (!setHeight(*scoped, childHeight, suffix))
         return nullptr;
       expr = std::move(scoped);
     } else {
@@ -205,6 +233,7 @@ ExprPtr Parser::parseParenthesised() {
 
 ExprPtr Parser::parseCall(ExprPtr callee) {
   const Token &open = take();
+  unsigned childHeight = callee->height;
   auto call = std::make_unique<CallExpr>(callee->loc, std::move(callee));
   const std::string where = "the call started at " + lineCol(open.loc);
   bool sawKeyword = false;
@@ -221,12 +250,14 @@ ExprPtr Parser::parseCall(ExprPtr callee) {
       kwarg.value = parseExpr();
       if (!kwarg.value)
         return nullptr;
+      childHeight = std::max(childHeight, kwarg.value->height);
       call->kwargs.push_back(std::move(kwarg));
       sawKeyword = true;
     } else {
       ExprPtr arg = parseExpr();
       if (!arg)
         return nullptr;
+      childHeight = std::max(childHeight, arg->height);
       if (sawKeyword)
         errorAt(arg->loc, "positional argument after a keyword argument "
                           "(positional arguments come first)");
@@ -242,11 +273,14 @@ ExprPtr Parser::parseCall(ExprPtr callee) {
     }
   }
   take();
+  if (!setHeight(*call, childHeight, open))
+    return nullptr;
   return call;
 }
 
 ExprPtr Parser::parseIndex(ExprPtr base) {
   const Token &open = take();
+  unsigned childHeight = base->height;
   auto index = std::make_unique<IndexExpr>(base->loc, std::move(base));
   const std::string where = "the index started at " + lineCol(open.loc);
   if (at(TokenKind::RBracket)) {
@@ -261,6 +295,9 @@ ExprPtr Parser::parseIndex(ExprPtr base) {
     IndexItem item;
     if (!parseIndexItem(item))
       return nullptr;
+    for (const ExprPtr *part : {&item.index, &item.lo, &item.hi, &item.step})
+      if (*part)
+        childHeight = std::max(childHeight, (*part)->height);
     index->items.push_back(std::move(item));
     if (accept(TokenKind::Comma))
       continue;
@@ -272,6 +309,8 @@ ExprPtr Parser::parseIndex(ExprPtr base) {
     }
   }
   take();
+  if (!setHeight(*index, childHeight, open))
+    return nullptr;
   return index;
 }
 
@@ -309,6 +348,7 @@ bool Parser::parseIndexItem(IndexItem &item) {
 ExprPtr Parser::parseList() {
   const Token &open = take();
   auto list = std::make_unique<ListExpr>(open.loc);
+  unsigned childHeight = 0;
   while (!at(TokenKind::RBracket)) {
     if (endsGroup(tok().kind)) {
       error(tok(), "expected ']' to close the list started at " +
@@ -318,6 +358,7 @@ ExprPtr Parser::parseList() {
     ExprPtr element = parseExpr();
     if (!element)
       return nullptr;
+    childHeight = std::max(childHeight, element->height);
     list->elements.push_back(std::move(element));
     if (accept(TokenKind::Comma))
       continue;
@@ -331,12 +372,21 @@ ExprPtr Parser::parseList() {
     }
   }
   take();
+  if (!setHeight(*list, childHeight, open))
+    return nullptr;
   return list;
 }
 
 ExprPtr Parser::parseParamRef() {
-  auto ref = std::make_unique<ParamRefExpr>(take().loc);
+  const Token &amp = take();
+  auto ref = std::make_unique<ParamRefExpr>(amp.loc);
   if (!parsePath(ref->path, "after '&'"))
+    return nullptr;
+  unsigned childHeight = 0;
+  for (const PathComponent &c : ref->path)
+    if (c.index)
+      childHeight = std::max(childHeight, c.index->height);
+  if (!setHeight(*ref, childHeight, amp))
     return nullptr;
   return ref;
 }

@@ -69,6 +69,7 @@ struct EntryState {
   const ast::EntryDecl *decl = nullptr;
   std::string label; // "train 'fashion'"
   std::map<std::string, EntryParam> created;
+  std::set<std::string> scopeClashes; // reported once per scope name
   std::map<std::string, int> paramRefs; // full name -> param_ref value
   std::vector<std::string> usedParams;
   bool isTrain = false;
@@ -246,6 +247,8 @@ public:
   int entryTiedParam(const std::string &name, const TensorType &type,
                      SourceLoc loc, const SlotOrigin &origin);
   int paramRef(const std::string &name, const TensorType &type, SourceLoc loc);
+  void reportScopeClash(const std::string &name, SourceLoc loc,
+                        const SlotOrigin &origin);
   void reportDuplicateParam(const std::string &name, SourceLoc firstLoc,
                             const SlotOrigin &firstOrigin, SourceLoc loc,
                             const SlotOrigin &origin);
@@ -324,6 +327,7 @@ public:
   std::vector<FunctionInfo> functionInfo;     // parallel to program.functions
   std::map<std::string, int> specialisations; // key -> function, -1 failed
   std::set<std::string> usedSymbols;
+  std::map<std::string, unsigned> nextSymbolSuffix; // uniqueSymbol
   std::set<const ast::BlockDecl *> activeBlocks;
   std::map<std::pair<int, std::string>, int> dataSetByName;
   std::map<std::string, size_t> paramIndex;      // program.params by name
@@ -383,7 +387,7 @@ std::string joinPath(const std::string &prefix, const std::string &path);
 std::optional<int64_t> checkedElementCount(const std::vector<int64_t> &shape);
 
 /// Limits that keep elaboration finite on any input.
-constexpr unsigned kMaxDepth = 600;
+constexpr unsigned kMaxDepth = 2100;
 constexpr int64_t kMaxLoopIterations = 100000;
 constexpr uint64_t kMaxSteps = 2000000;
 

@@ -177,13 +177,44 @@ TEST_F(ParserRecoveryTest, DeepParenthesesAreOneError) {
   std::string deep = "const a = " + std::string(100000, '(') + "1" +
                      std::string(100000, ')') + "\nconst b = (";
   EXPECT_EQ(errorsIn(deep), 2u) << out.str().substr(0, 2000);
-  EXPECT_TRUE(reported("nesting is too deep (the limit is 256 levels)"));
+  EXPECT_TRUE(reported("expression is too deeply nested (more than 1000 levels)"));
 }
 
 TEST_F(ParserRecoveryTest, DeepUnaryAndBrackets) {
   EXPECT_EQ(errorsIn("const a = " + std::string(50000, '-') + "1"), 1u);
   EXPECT_EQ(errorsIn("const a = " + std::string(50000, '[')), 1u);
   EXPECT_EQ(errorsIn("const a = " + std::string(50000, '!') + "1"), 1u);
+}
+
+TEST_F(ParserRecoveryTest, LongOperatorAndPostfixChainsAreOneError) {
+  auto repeat = [](const std::string &part, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i)
+      s += part;
+    return s;
+  };
+  const std::string message =
+      "expression is too deeply nested (more than 1000 levels)";
+  const char *const chains[] = {"+1", "*1", "[:, :]", "(1)", ".a", " as a"};
+  for (const char *part : chains) {
+    EXPECT_EQ(errorsIn("const a = 1" + repeat(part, 100000) + "\n"), 1u)
+        << part << out.str().substr(0, 2000);
+    EXPECT_TRUE(reported(message)) << part;
+  }
+  EXPECT_EQ(errorsIn("const a = " + repeat("f(", 3000) + "1" +
+                     repeat(")", 3000)),
+            1u);
+  EXPECT_EQ(errorsIn("block f() {\n  return x" + repeat("[:]", 300000) +
+                     "\n}\nconst b = ("),
+            2u);
+  EXPECT_TRUE(reported("t.mdl:2:3002: error: " + message)) << out.str();
+}
+
+TEST_F(ParserRecoveryTest, LongFlatSumParses) {
+  std::string sum = "const a = 1";
+  for (int i = 1; i < 700; ++i)
+    sum += "+1";
+  EXPECT_EQ(errorsIn(sum + "\n"), 0u) << out.str().substr(0, 2000);
 }
 
 TEST_F(ParserRecoveryTest, NestingJustUnderTheLimitIsFine) {

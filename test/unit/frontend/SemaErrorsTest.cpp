@@ -279,14 +279,14 @@ TEST_F(SemaTest, IndependentErrorsAreAllReported) {
 
 TEST_F(SemaTest, DeepCallChainsEndWithAnError) {
   std::string text;
-  for (int i = 0; i < 400; ++i)
+  for (int i = 0; i < 1000; ++i)
     text += "block b" + std::to_string(i) + "(x: f32[n]) -> f32[n] { return b" +
             std::to_string(i + 1) + "(x) }\n";
-  text += "block b400(x: f32[n]) -> f32[n] { return x }\n"
+  text += "block b1000(x: f32[n]) -> f32[n] { return x }\n"
           "infer run {\n  input x: f32[2]\n  output y = b0(x)\n}\n";
   EXPECT_FALSE(build(text));
   EXPECT_TRUE(reported("error: expressions, statements and block calls are "
-                       "nested too deeply (more than 600 levels)"));
+                       "nested too deeply (more than 2100 levels)"));
   EXPECT_EQ(errorCount(), 1u);
 }
 
