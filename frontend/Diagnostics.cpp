@@ -1,5 +1,6 @@
 // Source buffers and clang-style printing of errors, warnings and notes.
 #include "frontend/Diagnostics.h"
+#include "frontend/Utf8.h"
 
 #include <cstring>
 #include <fstream>
@@ -91,21 +92,6 @@ namespace {
 
 /// Lines longer than this many bytes on either side of the caret are cut.
 constexpr size_t kMaxContext = 160;
-
-/// Length of the well-formed UTF-8 sequence starting at `s[i]`, or 0.
-size_t utf8SequenceLength(const std::string &s, size_t i) {
-  unsigned char c = s[i];
-  size_t len = c >= 0xF0 && c <= 0xF4   ? 4
-               : c >= 0xE0 && c <= 0xEF ? 3
-               : c >= 0xC2 && c <= 0xDF ? 2
-                                        : 0;
-  if (len == 0 || i + len > s.size())
-    return 0;
-  for (size_t k = 1; k < len; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80)
-      return 0;
-  return len;
-}
 
 /// Prints `line` and a caret under byte column `col` (1-based). Every
 /// displayed character takes one column of the caret line, tabs stay tabs,

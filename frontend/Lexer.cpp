@@ -1,5 +1,6 @@
 // The .mdl lexer: numbers, names, strings, operators and the newline rule.
 #include "frontend/Lexer.h"
+#include "frontend/Utf8.h"
 
 #include <algorithm>
 #include <cmath>
@@ -61,26 +62,6 @@ bool isInvalidByte(char c) {
   static const std::string_view kStarts =
       " \t\r\f\v\n#\"'+-*/%@!=<>&|:,;.()[]{}";
   return !isIdentChar(c) && kStarts.find(c) == std::string_view::npos;
-}
-
-/// Length of the well-formed UTF-8 sequence at `s[i]` (0 when ill-formed),
-/// and its code point in `cp`.
-size_t decodeUtf8(std::string_view s, size_t i, uint32_t &cp) {
-  unsigned char c = s[i];
-  size_t len = c >= 0xF0 && c <= 0xF4   ? 4
-               : c >= 0xE0 && c <= 0xEF ? 3
-               : c >= 0xC2 && c <= 0xDF ? 2
-                                        : 0;
-  if (len == 0 || i + len > s.size())
-    return 0;
-  cp = c & (0x7F >> len);
-  for (size_t k = 1; k < len; ++k) {
-    unsigned char cont = s[i + k];
-    if ((cont & 0xC0) != 0x80)
-      return 0;
-    cp = (cp << 6) | (cont & 0x3F);
-  }
-  return len;
 }
 
 /// How the character at `s[i]` reads in a message.
