@@ -2,6 +2,7 @@
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::mdl;
@@ -25,6 +26,29 @@ static bool isValidPair(StringRef name, ArrayRef<int64_t> values, int64_t min,
 }
 
 static constexpr const char *kAxisNames[] = {"H", "W"};
+
+/// Checks that the padded input size `size + 2 * padding` and the dilated
+/// kernel extent `dilation * (kernel - 1) + 1` of axis `axis` fit in int64,
+/// so that the window count can be computed (and lowered) without overflow.
+static bool checkWindowExtents(int64_t size, int64_t kernel, int64_t padding,
+                               int64_t dilation, int axis,
+                               EmitErrorFn emitError) {
+  std::optional<int64_t> twicePadding = llvm::checkedMul<int64_t>(2, padding);
+  if (!twicePadding || !llvm::checkedAdd(size, *twicePadding)) {
+    reportInvalid(emitError, "input size ", size, " padded by ", padding,
+                  " on axis ", kAxisNames[axis], " does not fit in int64");
+    return false;
+  }
+  std::optional<int64_t> dilated =
+      llvm::checkedMul<int64_t>(dilation, kernel - 1);
+  if (!dilated || !llvm::checkedAdd<int64_t>(*dilated, 1)) {
+    reportInvalid(emitError, "kernel ", kernel, " with dilation ", dilation,
+                  " on axis ", kAxisNames[axis],
+                  " spans more elements than fit in int64");
+    return false;
+  }
+  return true;
+}
 
 std::optional<SmallVector<int64_t>>
 mlir::mdl::inferConv2dShape(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
@@ -59,6 +83,9 @@ mlir::mdl::inferConv2dShape(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
                          " / groups ", groups, ")");
   SmallVector<int64_t> result = {input[0], outChannels};
   for (int i = 0; i < 2; ++i) {
+    if (!checkWindowExtents(input[2 + i], weight[2 + i], padding[i],
+                            dilation[i], i, emitError))
+      return std::nullopt;
     std::optional<int64_t> count = inferWindowCount(
         input[2 + i], weight[2 + i], stride[i], padding[i], dilation[i]);
     if (!count)
@@ -125,6 +152,9 @@ mlir::mdl::inferPool2dShape(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
       return reportInvalid(emitError, "padding ", padding[i], " on axis ",
                            kAxisNames[i],
                            " must be at most half the kernel size ", kernel[i]);
+    if (!checkWindowExtents(input[2 + i], kernel[i], padding[i],
+                            /*dilation=*/1, i, emitError))
+      return std::nullopt;
     std::optional<int64_t> count =
         inferWindowCount(input[2 + i], kernel[i], stride[i], padding[i]);
     if (!count)

@@ -1,7 +1,10 @@
 // Shape helpers shared by every op family: formatting, axes, windows.
 #include "dialects/mdl/MdlOps.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::mdl;
@@ -19,11 +22,28 @@ std::optional<int64_t> mlir::mdl::inferWindowCount(int64_t size, int64_t kernel,
                                                    int64_t stride,
                                                    int64_t padding,
                                                    int64_t dilation) {
-  int64_t span = dilation * (kernel - 1) + 1;
-  int64_t room = size + 2 * padding - span;
-  if (kernel < 1 || stride < 1 || room < 0)
+  if (kernel < 1 || stride < 1 || padding < 0 || dilation < 1)
     return std::nullopt;
-  return room / stride + 1;
+  // Exact in 128 bits: every term is below 2^63, so nothing here can wrap.
+  __int128 span = static_cast<__int128>(dilation) * (kernel - 1) + 1;
+  __int128 padded =
+      static_cast<__int128>(size) + 2 * static_cast<__int128>(padding);
+  __int128 room = padded - span;
+  if (room < 0 || padded > std::numeric_limits<int64_t>::max() ||
+      span > std::numeric_limits<int64_t>::max())
+    return std::nullopt;
+  return static_cast<int64_t>(room / stride + 1);
+}
+
+std::optional<int64_t> mlir::mdl::getElementCount(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t size : shape) {
+    std::optional<int64_t> next = llvm::checkedMul(count, size);
+    if (!next)
+      return std::nullopt;
+    count = *next;
+  }
+  return count;
 }
 
 LogicalResult mlir::mdl::verifyAxis(Operation *op, int64_t axis, int64_t rank) {

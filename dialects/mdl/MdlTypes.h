@@ -32,6 +32,9 @@ std::nullopt_t reportInvalid(EmitErrorFn emitError, Args &&...args) {
 /// A shape as users write it: `[128, 784]`, `[]` for a scalar.
 std::string formatShape(ArrayRef<int64_t> shape);
 
+/// The product of `shape`'s sizes, or nullopt when it does not fit in int64.
+std::optional<int64_t> getElementCount(ArrayRef<int64_t> shape);
+
 /// The NumPy broadcast of two shapes: aligned from the right, each pair of
 /// sizes must be equal or contain a 1.
 std::optional<SmallVector<int64_t>> inferBroadcastShape(ArrayRef<int64_t> lhs,
@@ -50,7 +53,10 @@ inferMatmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
 
 /// The number of positions of a sliding window:
 /// `(size + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1`, or
-/// nullopt when the window does not fit in the padded input.
+/// nullopt when the window does not fit in the padded input, when an attribute
+/// is out of range, or when the padded size `size + 2 * padding` or the
+/// dilated kernel extent `dilation * (kernel - 1) + 1` does not fit in int64.
+/// Computed without overflow.
 std::optional<int64_t> inferWindowCount(int64_t size, int64_t kernel,
                                         int64_t stride, int64_t padding,
                                         int64_t dilation = 1);

@@ -2,16 +2,26 @@
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::mdl;
 
 LogicalResult ReshapeOp::verify() {
-  int64_t inputCount = getInput().getType().getNumElements();
-  int64_t resultCount = getType().getNumElements();
-  if (inputCount != resultCount)
+  ArrayRef<int64_t> inputShape = getInput().getType().getShape();
+  ArrayRef<int64_t> resultShape = getType().getShape();
+  std::optional<int64_t> inputCount = getElementCount(inputShape);
+  if (!inputCount)
+    return emitOpError("operand shape ")
+           << formatShape(inputShape) << " has more elements than fit in int64";
+  std::optional<int64_t> resultCount = getElementCount(resultShape);
+  if (!resultCount)
+    return emitOpError("result shape ")
+           << formatShape(resultShape)
+           << " has more elements than fit in int64";
+  if (*inputCount != *resultCount)
     return emitOpError("result has ")
-           << resultCount << " elements but the operand has " << inputCount;
+           << *resultCount << " elements but the operand has " << *inputCount;
   return success();
 }
 
@@ -81,7 +91,12 @@ mlir::mdl::inferConcatShape(ArrayRef<ArrayRef<int64_t>> inputs, int64_t axis,
                              shape[i], " on axis ", i,
                              " but operand #0 has size ", first[i]);
     }
-    result[axis] += shape[axis];
+    std::optional<int64_t> joined = llvm::checkedAdd(result[axis], shape[axis]);
+    if (!joined)
+      return reportInvalid(emitError, "result size on axis ", axis,
+                           " (the sum of the operands' sizes) does not fit "
+                           "in int64");
+    result[axis] = *joined;
   }
   return result;
 }
@@ -187,7 +202,9 @@ mlir::mdl::inferSliceShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> starts,
       return reportInvalid(emitError, "start ", starts[i], " and limit ",
                            limits[i], " on axis ", i,
                            " are not within 0 <= start <= limit <= ", shape[i]);
-    result.push_back((limits[i] - starts[i] + strides[i] - 1) / strides[i]);
+    // ceil(length / stride), without forming `length + stride - 1`.
+    int64_t length = limits[i] - starts[i];
+    result.push_back(length == 0 ? 0 : (length - 1) / strides[i] + 1);
   }
   return result;
 }

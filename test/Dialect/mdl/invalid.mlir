@@ -1242,3 +1242,61 @@ func.func @f(%a: tensor<4xf32>) {
   // expected-error @+1 {{'mdl.yield' op expects parent op to be one of 'mdl.train, mdl.infer'}}
   mdl.yield %a : tensor<4xf32>
 }
+
+// -----
+
+// Shape arithmetic must not overflow int64 (it used to wrap and verify).
+func.func @f(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) {
+  // expected-error @+1 {{input size 4 padded by 4611686018427387904 on axis H does not fit in int64}}
+  %0 = mdl.conv2d %x, %w stride = [1, 1] padding = [4611686018427387904, 0] dilation = [4611686018427387904, 1] groups = 1 : tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32> -> tensor<1x1x4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) {
+  // expected-error @+1 {{kernel 3 with dilation 4611686018427387904 on axis W spans more elements than fit in int64}}
+  %0 = mdl.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 4611686018427387904] groups = 1 : tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32> -> tensor<1x1x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{input size 4 padded by 4611686018427387903 on axis H does not fit in int64}}
+  %0 = mdl.max_pool2d %x kernel = [9223372036854775807, 1] stride = [1, 1] padding = [4611686018427387903, 0] : tensor<1x1x4x4xf32> -> tensor<1x1x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4611686018427387904x4611686018427387904x4xf32>) {
+  // expected-error @+1 {{operand shape [4611686018427387904, 4611686018427387904, 4] has more elements than fit in int64}}
+  %0 = mdl.reshape %x : tensor<4611686018427387904x4611686018427387904x4xf32> -> tensor<0xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result shape [4611686018427387904, 4611686018427387904, 4] has more elements than fit in int64}}
+  %0 = mdl.reshape %x : tensor<4xf32> -> tensor<4611686018427387904x4611686018427387904x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4611686018427387904xf32>) {
+  // expected-error @+1 {{result size on axis 0 (the sum of the operands' sizes) does not fit in int64}}
+  %0 = mdl.concat %x, %x axis = 0 : tensor<4611686018427387904xf32>, tensor<4611686018427387904xf32> -> tensor<0xf32>
+  return
+}
+
+// -----
+
+// ceil(4 / INT64_MAX) is 1; `length + stride - 1` used to wrap to 0.
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result type 'tensor<0xf32>' does not match the expected 'tensor<1xf32>'}}
+  %0 = mdl.slice %x starts = [0] limits = [4] strides = [9223372036854775807] : tensor<4xf32> -> tensor<0xf32>
+  return
+}
