@@ -3,6 +3,7 @@
 // mdl ops through a GraphBuilder.
 #pragma once
 
+#include "dialects/mdl/ShapeRules.h"
 #include "frontend/AST.h"
 #include "frontend/Value.h"
 
@@ -58,7 +59,6 @@ std::optional<CValue> applyIndex(const Arg &base,
                                  SourceLoc loc, GraphBuilder &builder);
 
 /// NumPy broadcast of two shapes; nullopt when incompatible.
-std::optional<std::vector<int64_t>>
-broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b);
+using shape_rules::broadcastShapes;
 
 } // namespace modelc

@@ -55,14 +55,12 @@ checkResultShape(GraphBuilder &builder, const std::string &op,
                  const std::vector<WideSize> &shape, SourceLoc loc) {
   constexpr WideSize kMax = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> narrow;
-  int64_t count = 1;
   bool fits = true;
   for (WideSize d : shape) {
-    fits = fits && d >= 0 && d <= kMax &&
-           !__builtin_mul_overflow(count, static_cast<int64_t>(d), &count);
+    fits = fits && d >= 0 && d <= kMax;
     narrow.push_back(static_cast<int64_t>(d));
   }
-  if (fits)
+  if (fits && shape_rules::getElementCount(narrow))
     return narrow;
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)

@@ -48,7 +48,7 @@ std::string formatShape(const std::vector<int64_t> &shape);
 
 /// A size computed from int64 sizes (a sum, an output length) before it is
 /// known to fit: 128 bits hold any such size exactly.
-using WideSize = __int128;
+using WideSize = shape_rules::WideSize;
 
 /// `shape`, a result shape that `op` computed from its arguments, once it is
 /// known to fit: every size and the element count in int64, as declared types

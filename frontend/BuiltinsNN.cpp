@@ -36,34 +36,23 @@ std::optional<CValue> emitMatmul(GraphBuilder &builder, const Arg &lhs,
   }
   // As torch.matmul: a 1-D left operand is a row [1, k], a 1-D right operand
   // a column [k, 1], and the added dimension is removed from the result.
-  std::vector<int64_t> as = a.shape, bs = b.shape;
-  if (as.size() == 1)
-    as.insert(as.begin(), 1);
-  if (bs.size() == 1)
-    bs.push_back(1);
-  int64_t k1 = as.back(), k2 = bs[bs.size() - 2];
-  if (k1 != k2) {
+  shape_rules::MatmulShapes shapes =
+      shape_rules::inferMatmulShapes(a.shape, b.shape);
+  if (shapes.lhsK != shapes.rhsK) {
     diag.error(loc, "'matmul' cannot multiply " + a.str() + " by " + b.str() +
-                        ": inner dimensions " + std::to_string(k1) + " and " +
-                        std::to_string(k2) + " differ");
+                        ": inner dimensions " + std::to_string(shapes.lhsK) +
+                        " and " + std::to_string(shapes.rhsK) + " differ");
     return std::nullopt;
   }
-  std::vector<int64_t> batchA(as.begin(), as.end() - 2);
-  std::vector<int64_t> batchB(bs.begin(), bs.end() - 2);
-  std::optional<std::vector<int64_t>> batch = broadcastShapes(batchA, batchB);
-  if (!batch) {
+  if (!shapes.result) {
     diag.error(loc, "'matmul' cannot broadcast the batch dimensions " +
-                        formatShape(batchA) + " and " + formatShape(batchB) +
-                        " of " + a.str() + " and " + b.str());
+                        formatShape(shapes.lhsBatch) + " and " +
+                        formatShape(shapes.rhsBatch) + " of " + a.str() +
+                        " and " + b.str());
     return std::nullopt;
   }
-  std::vector<int64_t> shape = *batch;
-  if (a.shape.size() > 1)
-    shape.push_back(as[as.size() - 2]);
-  if (b.shape.size() > 1)
-    shape.push_back(bs.back());
   std::optional<std::vector<int64_t>> checked =
-      checkResultShape(builder, "'matmul'", shape, loc);
+      checkResultShape(builder, "'matmul'", *shapes.result, loc);
   if (!checked)
     return std::nullopt;
   return CValue::ofTensor(
@@ -143,17 +132,15 @@ std::optional<CValue> conv2d(BuiltinCall &call) {
   }
   std::vector<WideSize> shape{x->shape[0], cout};
   for (int d = 0; d < 2; ++d) {
-    // In 128 bits: a dilation below 2^31 times a kernel size below 2^63
-    // cannot overflow.
-    WideSize span =
-        static_cast<WideSize>(x->shape[2 + d]) + 2 * (*padding)[d] -
-        static_cast<WideSize>((*dilation)[d]) * (w->shape[2 + d] - 1) - 1;
-    if (span < 0)
+    std::optional<WideSize> count = shape_rules::getWideWindowCount(
+        x->shape[2 + d], w->shape[2 + d], (*stride)[d], (*padding)[d],
+        (*dilation)[d]);
+    if (!count)
       return call.error(kW, "'conv2d' output is empty: kernel " + w->str() +
                                 " with dilation " + pairText(*dilation) +
                                 " does not fit x " + x->str() + " padded by " +
                                 pairText(*padding));
-    shape.push_back(span / (*stride)[d] + 1);
+    shape.push_back(*count);
   }
   std::optional<std::vector<int64_t>> checked =
       checkResultShape(call.builder, call.quoted(), shape, call.loc);
@@ -187,13 +174,13 @@ std::optional<CValue> pool2d(BuiltinCall &call) {
           3, call.quoted() + " needs 'padding' of at most half the kernel " +
                  pairText(*kernel) + ", got " + pairText(*padding));
     // With padding, the output can be one longer than the input.
-    WideSize span = static_cast<WideSize>(x->shape[2 + d]) + 2 * (*padding)[d] -
-                    (*kernel)[d];
-    if (span < 0)
+    std::optional<WideSize> count = shape_rules::getWideWindowCount(
+        x->shape[2 + d], (*kernel)[d], (*stride)[d], (*padding)[d]);
+    if (!count)
       return call.error(1, call.quoted() + " kernel " + pairText(*kernel) +
                                " is larger than x " + x->str() + " padded by " +
                                pairText(*padding));
-    shape.push_back(span / (*stride)[d] + 1);
+    shape.push_back(*count);
   }
   std::optional<std::vector<int64_t>> checked =
       checkResultShape(call.builder, call.quoted(), shape, call.loc);

@@ -7,23 +7,6 @@
 
 namespace modelc {
 
-std::optional<std::vector<int64_t>>
-broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
-  const std::vector<int64_t> &longer = a.size() >= b.size() ? a : b;
-  const std::vector<int64_t> &shorter = a.size() >= b.size() ? b : a;
-  std::vector<int64_t> result = longer;
-  size_t offset = longer.size() - shorter.size();
-  for (size_t i = 0; i < shorter.size(); ++i) {
-    int64_t x = longer[offset + i], y = shorter[i];
-    if (x == y || y == 1)
-      continue;
-    if (x != 1)
-      return std::nullopt;
-    result[offset + i] = y;
-  }
-  return result;
-}
-
 namespace builtins {
 
 namespace {

@@ -1,11 +1,15 @@
 // Windowed NCHW ops: conv2d, max_pool2d and avg_pool2d.
 #include "dialects/mdl/MdlOps.h"
 
+#include "dialects/mdl/ShapeRules.h"
+
 #include "mlir/IR/Builders.h"
-#include "llvm/Support/CheckedArithmetic.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::mdl;
+namespace shape_rules = modelc::shape_rules;
 
 /// Checks that `values` (named `name`) has an entry for H and W, each at
 /// least `min`.
@@ -33,15 +37,17 @@ static constexpr const char *kAxisNames[] = {"H", "W"};
 static bool checkWindowExtents(int64_t size, int64_t kernel, int64_t padding,
                                int64_t dilation, int axis,
                                EmitErrorFn emitError) {
-  std::optional<int64_t> twicePadding = llvm::checkedMul<int64_t>(2, padding);
-  if (!twicePadding || !llvm::checkedAdd(size, *twicePadding)) {
+  constexpr shape_rules::WideSize kMax = std::numeric_limits<int64_t>::max();
+  constexpr shape_rules::WideSize kMin = std::numeric_limits<int64_t>::min();
+  shape_rules::WideSize padded = shape_rules::getPaddedSize(size, padding);
+  if (padded < kMin || padded > kMax) {
     reportInvalid(emitError, "input size ", size, " padded by ", padding,
                   " on axis ", kAxisNames[axis], " does not fit in int64");
     return false;
   }
-  std::optional<int64_t> dilated =
-      llvm::checkedMul<int64_t>(dilation, kernel - 1);
-  if (!dilated || !llvm::checkedAdd<int64_t>(*dilated, 1)) {
+  shape_rules::WideSize extent =
+      shape_rules::getDilatedExtent(kernel, dilation);
+  if (extent < kMin || extent > kMax) {
     reportInvalid(emitError, "kernel ", kernel, " with dilation ", dilation,
                   " on axis ", kAxisNames[axis],
                   " spans more elements than fit in int64");

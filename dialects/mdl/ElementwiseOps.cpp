@@ -1,22 +1,17 @@
 // Elementwise ops: NumPy broadcasting, its verifier, and gelu.
 #include "dialects/mdl/MdlOps.h"
+#include "dialects/mdl/ShapeRules.h"
 
 using namespace mlir;
 using namespace mlir::mdl;
 
 std::optional<SmallVector<int64_t>>
 mlir::mdl::inferBroadcastShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
-  // Align from the right; the shorter shape counts as padded with 1s.
-  size_t rank = std::max(lhs.size(), rhs.size());
-  SmallVector<int64_t> result(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t l = i < lhs.size() ? lhs[lhs.size() - 1 - i] : 1;
-    int64_t r = i < rhs.size() ? rhs[rhs.size() - 1 - i] : 1;
-    if (l != r && l != 1 && r != 1)
-      return std::nullopt;
-    result[rank - 1 - i] = l == 1 ? r : l;
-  }
-  return result;
+  std::optional<std::vector<int64_t>> result =
+      modelc::shape_rules::broadcastShapes(lhs.vec(), rhs.vec());
+  if (!result)
+    return std::nullopt;
+  return SmallVector<int64_t>(result->begin(), result->end());
 }
 
 Type mlir::mdl::inferBroadcastType(ArrayRef<Value> operands, Type elementType) {

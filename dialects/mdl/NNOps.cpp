@@ -1,6 +1,7 @@
 // Linear algebra and neural-network ops: matmul, layer_norm, embedding,
 // dropout, attention and the losses.
 #include "dialects/mdl/MdlOps.h"
+#include "dialects/mdl/ShapeRules.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -20,32 +21,17 @@ mlir::mdl::inferMatmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
     return reportInvalid(emitError,
                          "operands must have rank at least 1, got ranks ",
                          lhs.size(), " and ", rhs.size());
-  // torch.matmul promotes a 1-D lhs to a row and a 1-D rhs to a column, and
-  // removes the added axis from the result.
-  SmallVector<int64_t> left(lhs), right(rhs);
-  bool rowVector = left.size() == 1, columnVector = right.size() == 1;
-  if (rowVector)
-    left.insert(left.begin(), 1);
-  if (columnVector)
-    right.push_back(1);
-  int64_t lhsK = left.back(), rhsK = right[right.size() - 2];
-  if (lhsK != rhsK)
+  modelc::shape_rules::MatmulShapes shapes =
+      modelc::shape_rules::inferMatmulShapes(lhs.vec(), rhs.vec());
+  if (shapes.lhsK != shapes.rhsK)
     return reportInvalid(emitError, "contracting dimensions differ: lhs ",
-                         formatShape(lhs), " has ", lhsK, ", rhs ",
-                         formatShape(rhs), " has ", rhsK);
-  ArrayRef<int64_t> lhsBatch = ArrayRef<int64_t>(left).drop_back(2);
-  ArrayRef<int64_t> rhsBatch = ArrayRef<int64_t>(right).drop_back(2);
-  std::optional<SmallVector<int64_t>> result =
-      inferBroadcastShape(lhsBatch, rhsBatch);
-  if (!result)
-    return reportInvalid(emitError, "batch dimensions ", formatShape(lhsBatch),
-                         " and ", formatShape(rhsBatch),
-                         " are not broadcast-compatible");
-  if (!rowVector)
-    result->push_back(left[left.size() - 2]);
-  if (!columnVector)
-    result->push_back(right.back());
-  return result;
+                         formatShape(lhs), " has ", shapes.lhsK, ", rhs ",
+                         formatShape(rhs), " has ", shapes.rhsK);
+  if (!shapes.result)
+    return reportInvalid(
+        emitError, "batch dimensions ", formatShape(shapes.lhsBatch), " and ",
+        formatShape(shapes.rhsBatch), " are not broadcast-compatible");
+  return SmallVector<int64_t>(shapes.result->begin(), shapes.result->end());
 }
 
 void MatmulOp::build(OpBuilder &builder, OperationState &state, Value lhs,
