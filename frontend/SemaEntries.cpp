@@ -78,8 +78,8 @@ void Sema::elaborateEntry(const ast::EntryDecl &decl) {
 void Sema::elaborateInfer(FunctionState &st, Entry &entry) {
   EntryState &es = *st.entry;
   const ast::StmtList &body = es.decl->body;
-  const char *allowed = "input declarations, let bindings, asserts and "
-                        "output declarations";
+  const char *allowed = "input declarations, let bindings, rebindings, "
+                        "asserts and output declarations";
   // Inputs first, so that their order in the file does not matter.
   std::optional<int64_t> batch;
   std::string batchInput;
@@ -130,6 +130,7 @@ void Sema::elaborateInfer(FunctionState &st, Entry &entry) {
       anyInput = true;
       break;
     case ast::Stmt::Kind::Let:
+    case ast::Stmt::Kind::Assign: // rebinds a let or an input, as in blocks
     case ast::Stmt::Kind::Assert:
       execStmt(*s);
       break;

@@ -6,6 +6,7 @@
 #include "frontend/Sema.h"
 
 #include <algorithm>
+#include <set>
 
 namespace modelc::sema {
 
@@ -36,13 +37,37 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
   for (const TrainSetting &t : kTrainSettings)
     valid.push_back(t.name);
 
-  // Sort the statements: bindings, and settings checked against the schema.
+  auto findSetting = [](const std::string &name) -> const TrainSetting * {
+    for (const TrainSetting &t : kTrainSettings)
+      if (name == t.name)
+        return &t;
+    return nullptr;
+  };
+
+  // Sort the statements: bindings (lets, asserts and rebindings of a name
+  // that an earlier let defines), and settings checked against the schema.
+  // Setting names are reserved, so `name = expr` is never ambiguous.
   std::map<std::string, const ast::Stmt *> given;
   std::vector<std::pair<std::string, const ast::Stmt *>> settings;
   std::vector<const ast::Stmt *> bindings;
+  std::set<std::string> letNames;
   for (const ast::StmtPtr &s : es.decl->body) {
     if (!s)
       continue;
+    if (const auto *let = s->as<ast::LetStmt>()) {
+      for (size_t i = 0; i < let->names.size(); ++i) {
+        const std::string &n = let->names[i];
+        if (findSetting(n)) {
+          SourceLoc at = i < let->nameLocs.size() && let->nameLocs[i].isValid()
+                             ? let->nameLocs[i]
+                             : let->loc;
+          diag.error(at, "'" + n + "' is a setting of " + es.label +
+                             "; a 'let' may not take a setting's name");
+        } else {
+          letNames.insert(n);
+        }
+      }
+    }
     if (s->kind == ast::Stmt::Kind::Let || s->kind == ast::Stmt::Kind::Assert) {
       bindings.push_back(s.get());
       continue;
@@ -50,14 +75,16 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
     const auto *assign = s->as<ast::AssignStmt>();
     const auto *group = s->as<ast::GroupStmt>();
     if (!assign && !group) {
-      rejectEntryStmt(*s, es.label, "let bindings, asserts and settings");
+      rejectEntryStmt(*s, es.label,
+                      "let bindings, rebindings, asserts and settings");
       continue;
     }
     const std::string &name = assign ? assign->name : group->name;
-    const TrainSetting *spec = nullptr;
-    for (const TrainSetting &t : kTrainSettings)
-      if (name == t.name)
-        spec = &t;
+    const TrainSetting *spec = findSetting(name);
+    if (!spec && assign && letNames.count(name)) {
+      bindings.push_back(s.get()); // a rebinding, in order with the lets
+      continue;
+    }
     if (!spec) {
       diag.error(s->loc, "unknown setting '" + name + "' in " + es.label +
                              didYouMean(name, valid) +

@@ -111,12 +111,16 @@ TEST_F(SemaTest, EntryStatementsThatDoNotBelong) {
   EXPECT_FALSE(build(R"(infer run {
   input x: f32[4]
   batch = 4
+  log { every = 1 }
   output y = x
 }
 )"));
-  EXPECT_TRUE(reported("main.mdl:3:3: error: settings are not allowed in "
-                       "infer 'run', which holds input declarations, let "
-                       "bindings, asserts and output declarations"));
+  EXPECT_TRUE(reported("main.mdl:3:3: error: 'batch' is not defined; use "
+                       "`let batch = ...` to define it"));
+  EXPECT_TRUE(reported("main.mdl:4:3: error: settings groups are not allowed "
+                       "in infer 'run', which holds input declarations, let "
+                       "bindings, rebindings, asserts and output "
+                       "declarations"));
 }
 
 TEST_F(SemaTest, EntriesDisagreeOnAParameter) {
