@@ -432,6 +432,7 @@ Token Lexer::lexString(size_t start) {
   if (quote == '\'')
     diag.error(locAt(start), "strings use double quotes");
   std::string value;
+  bool badUtf8 = false;
   size_t p = start + 1;
   for (;;) {
     if (p >= buf.size() || buf[p] == '\n') {
@@ -447,6 +448,25 @@ Token Lexer::lexString(size_t start) {
     if (c == '\0') {
       diag.error(locAt(p), "NUL byte in a string");
       ++p;
+      continue;
+    }
+    if (isNonAscii(c)) {
+      // Source is UTF-8 (spec §2): a string keeps only well-formed
+      // sequences. The first bad byte is reported; the others are dropped.
+      size_t len = utf8SequenceLength(buf, p);
+      if (len == 0) {
+        if (!badUtf8) {
+          char hex[48];
+          std::snprintf(hex, sizeof hex, "invalid UTF-8 byte 0x%02X in string",
+                        static_cast<unsigned char>(c));
+          diag.error(locAt(p), hex);
+          badUtf8 = true;
+        }
+        ++p;
+        continue;
+      }
+      value.append(buf.substr(p, len));
+      p += len;
       continue;
     }
     if (c != '\\') {

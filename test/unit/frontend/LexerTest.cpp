@@ -164,6 +164,23 @@ TEST_F(LexerTest, StringKeepsUtf8) {
   EXPECT_EQ(l.tokens[0].stringValue, "h\xC3\xA9llo");
 }
 
+TEST_F(LexerTest, InvalidUtf8InStringIsOneError) {
+  // Spec §2: source is UTF-8. One error per string, at the first bad byte;
+  // lexing goes on after the string.
+  Lexed l = lex("\"p\xFF\xFE.npy\" x \"\xC3\xA9\xC3\"");
+  EXPECT_EQ(l.errors, 2u);
+  EXPECT_NE(l.diagnostics.find(
+                "t.mdl:1:3: error: invalid UTF-8 byte 0xFF in string"),
+            std::string::npos);
+  EXPECT_NE(l.diagnostics.find("invalid UTF-8 byte 0xC3 in string"),
+            std::string::npos);
+  ASSERT_EQ(l.tokens.size(), 4u); // string x string Eof
+  EXPECT_EQ(l.tokens[0].kind, K::String);
+  EXPECT_EQ(l.tokens[0].stringValue, "p.npy");
+  EXPECT_EQ(l.tokens[1].kind, K::Identifier);
+  EXPECT_EQ(l.tokens[2].stringValue, "\xC3\xA9");
+}
+
 TEST_F(LexerTest, UnknownEscapeIsAnError) {
   Lexed l = lex(R"("a\tb" x)");
   EXPECT_EQ(l.errors, 1u);
