@@ -87,6 +87,22 @@ std::optional<TensorType> operand(BuiltinCall &call, size_t i, int rank,
 
 std::string pairText(const std::vector<int64_t> &p) { return formatShape(p); }
 
+/// The last step of the built-ins here: checks that the result shape fits in
+/// int64, then emits the op with its operands and attributes.
+template <typename Size>
+std::optional<CValue> emitChecked(BuiltinCall &call, const std::string &opName,
+                                  std::vector<int> operands, DType dtype,
+                                  const std::vector<Size> &shape,
+                                  AttrDict attrs = {}) {
+  std::optional<std::vector<int64_t>> checked =
+      checkResultShape(call.builder, call.quoted(), shape, call.loc);
+  if (!checked)
+    return std::nullopt;
+  return CValue::ofTensor(call.builder.emit1(opName, std::move(operands),
+                                             TensorType{dtype, *checked},
+                                             std::move(attrs), call.loc));
+}
+
 enum ConvParam { kX, kW, kB, kStride, kPadding, kDilation, kGroups };
 
 /// `conv2d(x, w, b?, stride, padding, dilation, groups)`: NCHW input, OIHW
@@ -142,17 +158,12 @@ std::optional<CValue> conv2d(BuiltinCall &call) {
                                 pairText(*padding));
     shape.push_back(*count);
   }
-  std::optional<std::vector<int64_t>> checked =
-      checkResultShape(call.builder, call.quoted(), shape, call.loc);
-  if (!checked)
-    return std::nullopt;
-  TensorType result{x->dtype, *checked};
   AttrDict attrs{{"stride", Attr(*stride)},
                  {"padding", Attr(*padding)},
                  {"dilation", Attr(*dilation)},
                  {"groups", Attr(*groups)}};
-  return CValue::ofTensor(call.builder.emit1("conv2d", operands, result,
-                                             std::move(attrs), call.loc));
+  return emitChecked(call, "conv2d", operands, x->dtype, shape,
+                     std::move(attrs));
 }
 
 /// `max_pool2d(x, k, stride = k, padding = 0)`, `avg_pool2d` likewise: NCHW,
@@ -182,16 +193,11 @@ std::optional<CValue> pool2d(BuiltinCall &call) {
                                pairText(*padding));
     shape.push_back(*count);
   }
-  std::optional<std::vector<int64_t>> checked =
-      checkResultShape(call.builder, call.quoted(), shape, call.loc);
-  if (!checked)
-    return std::nullopt;
-  TensorType result{x->dtype, *checked};
   AttrDict attrs{{"kernel", Attr(*kernel)},
                  {"stride", Attr(*stride)},
                  {"padding", Attr(*padding)}};
-  return CValue::ofTensor(call.builder.emit1(
-      call.name(), {call.value(0).tensor}, result, std::move(attrs), call.loc));
+  return emitChecked(call, call.name(), {call.value(0).tensor}, x->dtype, shape,
+                     std::move(attrs));
 }
 
 /// `layer_norm(x, w, b, eps = 1e-5)` over the last axis; w and b `[D]`.
@@ -240,13 +246,8 @@ std::optional<CValue> embedding(BuiltinCall &call) {
     return std::nullopt;
   std::vector<int64_t> shape = idsType.shape;
   shape.push_back(table->shape[1]);
-  std::optional<std::vector<int64_t>> checked =
-      checkResultShape(call.builder, call.quoted(), shape, call.loc);
-  if (!checked)
-    return std::nullopt;
-  return CValue::ofTensor(
-      call.builder.emit1("embedding", {*ids, call.value(1).tensor},
-                         TensorType{table->dtype, *checked}, {}, call.loc));
+  return emitChecked(call, "embedding", {*ids, call.value(1).tensor},
+                     table->dtype, shape);
 }
 
 /// `dropout(x, p)`: identity outside training; 0 <= p < 1.
@@ -294,17 +295,12 @@ std::optional<CValue> attention(BuiltinCall &call) {
   if (!std::isfinite(*scale))
     return call.error(4, "'attention' needs a finite 'scale', got " +
                              call.describeArg(4));
-  std::optional<std::vector<int64_t>> checked = checkResultShape(
-      call.builder, call.quoted(),
-      std::vector<int64_t>{qs[0], qs[1], qs[2], vs[3]}, call.loc);
-  if (!checked)
-    return std::nullopt;
-  TensorType result{q->dtype, *checked};
   AttrDict attrs{{"causal", Attr(*causal)}, {"scale", Attr(*scale)}};
-  return CValue::ofTensor(call.builder.emit1(
-      "attention",
+  return emitChecked(
+      call, "attention",
       {call.value(0).tensor, call.value(1).tensor, call.value(2).tensor},
-      result, std::move(attrs), call.loc));
+      q->dtype, std::vector<int64_t>{qs[0], qs[1], qs[2], vs[3]},
+      std::move(attrs));
 }
 } // namespace
 
