@@ -1,0 +1,39 @@
+// The interface between a program's generated object file and the runtime
+// (docs/pipeline.md, "The program ABI"). Plain C so that both sides agree
+// on symbol names without sharing any code.
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A compiled function: reads and writes the arena (64-byte aligned, the
+/// manifest's arena_bytes long) and nothing else.
+typedef void (*modelc_fn)(uint8_t *arena);
+
+/// Defined by the generated object file.
+extern const uint8_t modelc_manifest[];   /* flatbuffer, schema/manifest.fbs */
+extern const uint64_t modelc_manifest_size;
+extern const modelc_fn modelc_functions[];
+extern const uint64_t modelc_num_functions;
+
+/// Defined by the runtime, called by generated code: row-major
+/// C_i = alpha * op(A_i) * op(B_i) + beta * C_i for i < batch, where X_i
+/// starts at X + i * strideX (elements) and op transposes when trans != 0.
+/// op(A) is M x K, op(B) is K x N, C is M x N.
+void modelc_gemm_f32(int64_t transA, int64_t transB, int64_t M, int64_t N,
+                     int64_t K, float alpha, const float *A, int64_t lda,
+                     int64_t strideA, const float *B, int64_t ldb,
+                     int64_t strideB, float beta, float *C, int64_t ldc,
+                     int64_t strideC, int64_t batch);
+void modelc_gemm_f64(int64_t transA, int64_t transB, int64_t M, int64_t N,
+                     int64_t K, double alpha, const double *A, int64_t lda,
+                     int64_t strideA, const double *B, int64_t ldb,
+                     int64_t strideB, double beta, double *C, int64_t ldc,
+                     int64_t strideC, int64_t batch);
+
+#ifdef __cplusplus
+}
+#endif
