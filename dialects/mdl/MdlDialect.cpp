@@ -10,6 +10,7 @@ using namespace mlir::mdl;
 
 #include "dialects/mdl/MdlDialect.cpp.inc"
 #include "dialects/mdl/MdlEnums.cpp.inc"
+#include "dialects/mdl/MdlInterfaces.cpp.inc"
 
 namespace {
 /// Every mdl op may be inlined: none of them depends on the function it is

@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialects/mdl/MdlEnums.h.inc"
+#include "dialects/mdl/MdlInterfaces.h.inc"
 
 namespace mlir::mdl {
 

@@ -1,0 +1,93 @@
+// Named persistent tensors of a compiled program (gradients, optimizer
+// state, inputs, outputs, hyperparameters) and the loads and stores that
+// the program's functions do on them and on parameters. See docs/pipeline.md.
+#ifndef MODELC_DIALECTS_MDL_BUFFEROPS_TD
+#define MODELC_DIALECTS_MDL_BUFFEROPS_TD
+
+include "MdlDialect.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Mdl_BufferOp : Mdl_Op<"buffer", [Symbol]> {
+  let summary = "a named persistent tensor in the program's arena";
+  let description = [{
+    Declares a tensor that lives for the whole run, written and read by the
+    program's functions and by the runtime. `role` is one of `grad`, `state`,
+    `input`, `output`, `hyper`; `phase` one of `shared`, `train`, `eval`,
+    `infer`; `key` is its name for people and files (a parameter name, a
+    checkpoint name such as `m.fc1.weight`, a field, metric or setting name);
+    `entry` the entry it belongs to ("" for gradients). Codegen adds
+    `offset`, its byte offset in the arena.
+
+    ```mlir
+    mdl.buffer @"grad:fc1.weight" : tensor<256x784xf32> {entry = "", key = "fc1.weight", phase = "shared", role = "grad"}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<Mdl_Tensor>:$type,
+                       StrAttr:$role, StrAttr:$phase, StrAttr:$key,
+                       StrAttr:$entry);
+  let assemblyFormat = "$sym_name `:` $type attr-dict";
+  let hasVerifier = 1;
+}
+
+def Mdl_LoadOp : Mdl_Op<"load", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "the current value of a buffer or parameter";
+  let description = [{
+    Reads the `mdl.buffer` or `mdl.param` named `name` (its type must be the
+    result type). Within a function every load of a symbol comes before any
+    `mdl.store` to it.
+
+    ```mlir
+    %g = mdl.load @"grad:fc1.weight" : tensor<256x784xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Mdl_Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Mdl_StoreOp : Mdl_Op<"store", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "overwrite a buffer or parameter";
+  let description = [{
+    Writes `value` into the `mdl.buffer` or `mdl.param` named `name`, whose
+    type must be the value's.
+
+    ```mlir
+    mdl.store %g, @"grad:fc1.weight" : tensor<256x784xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_Tensor:$value, FlatSymbolRefAttr:$name);
+  let assemblyFormat = "$value `,` $name attr-dict `:` type($value)";
+}
+
+def Mdl_DropoutMaskOp : Mdl_Op<"dropout_mask", [Pure]> {
+  let summary = "a random dropout mask: 0 or 1 / (1 - p) per element";
+  let description = [{
+    Each element is 0 with probability `p` and `1 / (1 - p)` otherwise,
+    drawn from a counter-based hash of `seed` (the run's seed), `counter`
+    (`rng_counter`, new for every micro-batch), `id` (unique per dropout in
+    the program) and the element's linear index, so the mask is the same
+    wherever it is recomputed and on every target. Both operands are 0-d
+    f64 tensors (hyper buffers).
+
+    ```mlir
+    %m = mdl.dropout_mask %seed, %counter p = 1.000000e-01 id = 3 : tensor<f64>, tensor<f64> -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F64]>:$seed,
+                       RankedTensorOf<[F64]>:$counter, F64Attr:$p,
+                       Mdl_I64Attr:$id);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $seed `,` $counter `p` `=` $p `id` `=` $id attr-dict `:` type($seed) `,`
+    type($counter) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MODELC_DIALECTS_MDL_BUFFEROPS_TD

@@ -1,0 +1,102 @@
+// Verifiers of the gradient ops: each checks that running the forward op's
+// shape rule on the op's result (or forward input) gives the adjoint's shape.
+#include "dialects/mdl/MdlOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::mdl;
+
+namespace {
+ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+/// `expected` (a forward shape rule's answer) must be `actual`'s shape.
+LogicalResult checkShape(Operation *op, StringRef what,
+                         std::optional<SmallVector<int64_t>> expected,
+                         Value actual) {
+  if (!expected)
+    return op->emitOpError("attributes do not describe a valid forward op");
+  if (ArrayRef<int64_t>(*expected) != shapeOf(actual))
+    return op->emitOpError() << what << " has type " << actual.getType()
+                             << " but the forward op gives shape ["
+                             << llvm::make_range(expected->begin(),
+                                                 expected->end())
+                             << "]";
+  return success();
+}
+
+LogicalResult checkElementType(Operation *op, Value a, Value b) {
+  if (getElementTypeOrSelf(a.getType()) != getElementTypeOrSelf(b.getType()))
+    return op->emitOpError("operands and result must have one element type");
+  return success();
+}
+} // namespace
+
+LogicalResult Conv2dGradInputOp::verify() {
+  if (failed(checkElementType(*this, getGrad(), getWeight())) ||
+      failed(checkElementType(*this, getGrad(), getResult())))
+    return failure();
+  return checkShape(*this, "grad",
+                    inferConv2dShape(shapeOf(getResult()), shapeOf(getWeight()),
+                                     getStride(), getPadding(), getDilation(),
+                                     getGroups()),
+                    getGrad());
+}
+
+LogicalResult Conv2dGradWeightOp::verify() {
+  if (failed(checkElementType(*this, getGrad(), getInput())) ||
+      failed(checkElementType(*this, getGrad(), getResult())))
+    return failure();
+  return checkShape(*this, "grad",
+                    inferConv2dShape(shapeOf(getInput()), shapeOf(getResult()),
+                                     getStride(), getPadding(), getDilation(),
+                                     getGroups()),
+                    getGrad());
+}
+
+LogicalResult MaxPool2dGradOp::verify() {
+  if (getInput().getType() != getResult().getType())
+    return emitOpError("result type must be the input type");
+  if (failed(checkElementType(*this, getGrad(), getInput())))
+    return failure();
+  return checkShape(*this, "grad",
+                    inferPool2dShape(shapeOf(getInput()), getKernel(),
+                                     getStride(), getPadding()),
+                    getGrad());
+}
+
+LogicalResult AvgPool2dGradOp::verify() {
+  if (failed(checkElementType(*this, getGrad(), getResult())))
+    return failure();
+  return checkShape(*this, "grad",
+                    inferPool2dShape(shapeOf(getResult()), getKernel(),
+                                     getStride(), getPadding()),
+                    getGrad());
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  if (failed(checkElementType(*this, getGrad(), getResult())))
+    return failure();
+  return checkShape(*this, "grad",
+                    inferEmbeddingShape(shapeOf(getIds()), shapeOf(getResult())),
+                    getGrad());
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  if (getLogits().getType() != getResult().getType())
+    return emitOpError("result type must be the logits type");
+  ArrayRef<int64_t> logits = shapeOf(getLogits());
+  if (logits.empty() || logits.drop_back() != shapeOf(getLabels()))
+    return emitOpError("labels must have the logits' shape without its last "
+                       "(class) axis");
+  return success();
+}
+
+LogicalResult SliceGradOp::verify() {
+  return checkShape(*this, "grad",
+                    inferSliceShape(shapeOf(getResult()), getStarts(),
+                                    getLimits(), getStrides()),
+                    getGrad());
+}

@@ -1,0 +1,144 @@
+// Ops that only the autodiff pass creates: the parts of vector-Jacobian
+// products that have no compact form in the other mdl ops.
+#ifndef MODELC_DIALECTS_MDL_GRADOPS_TD
+#define MODELC_DIALECTS_MDL_GRADOPS_TD
+
+include "MdlDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Mdl_Conv2dGradInputOp : Mdl_Op<"conv2d_grad_input", [Pure]> {
+  let summary = "gradient of conv2d with respect to its input";
+  let description = [{
+    Given the result adjoint `grad` `[N, O, Ho, Wo]` and the `weight`
+    `[O, C / groups, kH, kW]` of a `mdl.conv2d` with these attributes, the
+    adjoint of its input, whose type is the result type (a transposed
+    convolution; rows and columns that the forward never read get zeros).
+  }];
+  let arguments = (ins Mdl_FloatTensor:$grad, Mdl_FloatTensor:$weight,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, Mdl_I64Attr:$groups);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $weight `stride` `=` $stride `padding` `=` $padding
+    `dilation` `=` $dilation `groups` `=` $groups attr-dict `:`
+    type($grad) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mdl_Conv2dGradWeightOp : Mdl_Op<"conv2d_grad_weight", [Pure]> {
+  let summary = "gradient of conv2d with respect to its weight";
+  let description = [{
+    Given the forward `input` `[N, C, H, W]` and the result adjoint `grad`
+    `[N, O, Ho, Wo]` of a `mdl.conv2d` with these attributes, the adjoint of
+    its weight `[O, C / groups, kH, kW]` (the result type).
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, Mdl_I64Attr:$groups);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad `stride` `=` $stride `padding` `=` $padding
+    `dilation` `=` $dilation `groups` `=` $groups attr-dict `:`
+    type($input) `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mdl_MaxPool2dGradOp : Mdl_Op<"max_pool2d_grad", [Pure]> {
+  let summary = "gradient of max_pool2d with respect to its input";
+  let description = [{
+    Routes each element of `grad` (the result adjoint) to the position of
+    the maximum of its window in `input` (the first one in row-major order
+    on ties, as PyTorch); positions that are the maximum of several windows
+    get the sum. The result has `input`'s type.
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$padding);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad `kernel` `=` $kernel `stride` `=` $stride `padding` `=`
+    $padding attr-dict `:` type($input) `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mdl_AvgPool2dGradOp : Mdl_Op<"avg_pool2d_grad", [Pure]> {
+  let summary = "gradient of avg_pool2d with respect to its input";
+  let description = [{
+    Spreads each element of `grad` evenly over its window (divisor
+    `kernel[0] * kernel[1]`, padding counted, as `count_include_pad`);
+    the result type is the forward input's.
+  }];
+  let arguments = (ins Mdl_FloatTensor:$grad, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `kernel` `=` $kernel `stride` `=` $stride `padding` `=` $padding
+    attr-dict `:` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mdl_EmbeddingGradOp : Mdl_Op<"embedding_grad", [Pure]> {
+  let summary = "gradient of embedding with respect to its table";
+  let description = [{
+    Scatter-adds the rows of `grad` (`ids`'s shape + `[dim]`) into a zero
+    table of the result type `[num, dim]`, row `ids[i]` receiving
+    `grad[i]`.
+  }];
+  let arguments = (ins Mdl_IntTensor:$ids, Mdl_FloatTensor:$grad);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $grad attr-dict `:` type($ids) `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mdl_GeluGradOp : Mdl_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "gradient of gelu: grad * gelu'(input)";
+  let description = [{
+    `approximate` as in `mdl.gelu`.
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$grad,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
+}
+
+def Mdl_CrossEntropyGradOp : Mdl_Op<"cross_entropy_grad", [Pure]> {
+  let summary = "gradient of cross_entropy with respect to the logits";
+  let description = [{
+    `(softmax(logits) - one_hot(labels)) * grad / count` row by row, where
+    `grad` is the 0-d adjoint of the loss and `count` the number of labels
+    not equal to `ignore_index`; rows with an ignored label get zeros. The
+    result has `logits`'s type.
+  }];
+  let arguments = (ins Mdl_FloatTensor:$logits, Mdl_IntTensor:$labels,
+                       Mdl_F32Scalar:$grad, Mdl_I64Attr:$ignore_index);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $grad `ignore_index` `=` $ignore_index attr-dict
+    `:` type($logits) `,` type($labels) `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mdl_SliceGradOp : Mdl_Op<"slice_grad", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "gradient of slice: the adjoint placed in a zero tensor";
+  let description = [{
+    The result (the forward input's type) is zero except at the positions
+    the `mdl.slice` with these attributes read, which hold `grad`.
+  }];
+  let arguments = (ins Mdl_FloatTensor:$grad, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$limits, DenseI64ArrayAttr:$strides);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `starts` `=` $starts `limits` `=` $limits `strides` `=` $strides
+    attr-dict `:` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MODELC_DIALECTS_MDL_GRADOPS_TD

@@ -1,0 +1,18 @@
+// The mdlrt dialect: registration.
+#include "dialects/mdlrt/MdlrtDialect.h"
+#include "dialects/mdlrt/MdlrtOps.h"
+
+using namespace mlir;
+using namespace mlir::mdlrt;
+
+#include "dialects/mdlrt/MdlrtDialect.cpp.inc"
+
+void MdlrtDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/mdlrt/MdlrtOps.cpp.inc"
+      >();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/mdlrt/MdlrtOps.cpp.inc"

@@ -1,0 +1,19 @@
+// PLACEHOLDER: being written (owned by the helper named in the session plan).
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace modelc {
+#define GEN_PASS_DEF_MDLDECOMPOSE
+#include "passes/Passes.h.inc"
+} // namespace modelc
+
+namespace {
+struct MdlDecomposePass : modelc::impl::MdlDecomposeBase<MdlDecomposePass> {
+  void runOnOperation() override {
+    getOperation().emitError("MdlDecompose is not written yet");
+    signalPassFailure();
+  }
+};
+} // namespace

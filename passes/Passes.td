@@ -1,0 +1,66 @@
+// The target-neutral passes on the mdl dialect (docs/pipeline.md), one per
+// file, each with a lit test of the same name under test/Passes/.
+#ifndef MODELC_PASSES_PASSES_TD
+#define MODELC_PASSES_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MdlInlineCalls : Pass<"mdl-inline-calls", "mlir::ModuleOp"> {
+  let summary = "Inline every block call into the entries and erase the blocks";
+  let description = [{
+    Inlines each `func.call` (recursively: blocks call blocks) into the
+    `mdl.train` and `mdl.infer` bodies, then erases the private block
+    functions. Afterwards no `func.call` is left.
+
+    Before: `%y = func.call @mlp(%x, %w) ...` in `mdl.train @t`.
+    After: the ops of `@mlp` in its place, with `%w` for its parameter
+    argument; `@mlp` erased.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def MdlBuildEntryFunctions : Pass<"mdl-build-entry-functions", "mlir::ModuleOp"> {
+  let summary = "Give every entry its functions and buffers";
+  let description = [{
+    For each `mdl.train @T`: `mdl.buffer` declarations for its inputs,
+    outputs and hyperparameters and the functions `@"T.fwd_bwd"` (marked
+    `mdl.autodiff`) and `@"T.eval"` (when it evaluates); for each
+    `mdl.infer @I`: `@"I.infer"`. The entry ops stay as declarations. See
+    docs/pipeline.md, stage 1.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def MdlDecompose : Pass<"mdl-decompose", "mlir::ModuleOp"> {
+  let summary = "Expand composite ops into simpler mdl ops";
+  let description = [{
+    `mdl.attention` becomes matmuls, a causal mask (`where`) and a softmax;
+    `mdl.dropout` becomes `input * mdl.dropout_mask` in `fwd_bwd` functions
+    (with a unique `id` per dropout and the `seed`/`rng_counter` hypers) and
+    its input elsewhere.
+  }];
+}
+
+def MdlAutodiff : Pass<"mdl-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode differentiation of the fwd_bwd functions";
+  let description = [{
+    For each function marked `mdl.autodiff = {loss = @SYM, scale = F}`,
+    appends the backward pass built from each op's
+    DifferentiableOpInterface and, for every parameter the loss depends on,
+    `store(load(@"grad:P") + scale * dLoss/dP, @"grad:P")`, declaring the
+    `grad:P` buffers. Tied parameters (several `param_ref`s of one symbol)
+    sum their gradients. Removes the marker.
+  }];
+}
+
+def MdlExpandOptimizer : Pass<"mdl-expand-optimizer", "mlir::ModuleOp"> {
+  let summary = "Build each train entry's update function";
+  let description = [{
+    Adds `@"T.update"`: the learning rate of step s from the schedule, the
+    global gradient norm and clipping, and the sgd/adam/adamw update of
+    every parameter with its state buffers, exactly as torch.optim; then
+    zeroes the gradients. See docs/pipeline.md.
+  }];
+}
+
+#endif // MODELC_PASSES_PASSES_TD
