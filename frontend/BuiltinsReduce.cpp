@@ -45,6 +45,10 @@ std::optional<CValue> reduce(BuiltinCall &call) {
     type.dtype = DType::I64;
     x = call.builder.emit1("cast", {*x}, type, {}, call.loc);
   }
+  // A 0-d tensor has no axis to reduce: it is its own sum, mean, max and
+  // min, as in PyTorch.
+  if (axes->empty())
+    return CValue::ofTensor(*x);
   TensorType result{type.dtype, reducedShape(type.shape, *axes, *keepdim)};
   AttrDict attrs{{"axes", Attr(*axes)}, {"keepdim", Attr(*keepdim)}};
   return CValue::ofTensor(
