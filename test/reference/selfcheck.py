@@ -1,0 +1,374 @@
+#!/usr/bin/python3
+"""Proves the reference before it judges anything: gradients by finite differences, forwards by naive loops,
+optimizers by closed-form steps, file readers by round trips and corrupt files.
+
+Gradient checks run in float64 with central differences (h = 1e-6) and pass
+when the largest |numeric − analytic| over the probed coordinates, divided by
+the largest |gradient| among them, is below 1e-6. Probes are every coordinate of small inputs, or a
+random sample plus the largest analytic gradients of large ones. Ends with
+'N passed, N failed'; exit status 1 when anything failed.
+"""
+import gzip
+import io
+import json
+import math
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+import compare
+import idx_np
+import layers
+import models
+import optim
+import safetensors_np
+import train_ref
+
+H = 1e-6
+GRAD_TOL = 1e-6
+EXACT_TOL = 1e-12
+
+
+class Report:
+    """Collects named results and prints one line each."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, name, error, tol):
+        """Records error <= tol as a pass."""
+        ok = bool(error <= tol)
+        self.passed += ok
+        self.failed += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name:<44} error {error:.2e} (tol {tol:.0e})")
+
+    def expect(self, name, condition):
+        """Records a yes/no fact."""
+        self.check(name, 0.0 if condition else math.inf, 0.0)
+
+
+def probe_indices(analytic, rng, count=12):
+    """Every index of a small array; else a random sample plus the largest |analytic| entries."""
+    if analytic.size <= 3 * count:
+        return list(np.ndindex(analytic.shape))
+    flat = set(rng.choice(analytic.size, count, replace=False))
+    flat |= set(np.argsort(-np.abs(analytic), axis=None)[:count // 2])
+    return [np.unravel_index(i, analytic.shape) for i in sorted(flat)]
+
+
+def grad_error(f, array, analytic, rng):
+    """Max relative gap between central differences of scalar f() in array and the analytic gradient."""
+    numeric, exact = [], []
+    for index in probe_indices(analytic, rng):
+        saved = array[index]
+        array[index] = saved + H
+        up = f()
+        array[index] = saved - H
+        down = f()
+        array[index] = saved
+        numeric.append((up - down) / (2 * H))
+        exact.append(analytic[index])
+    numeric, exact = np.array(numeric), np.array(exact)
+    scale = max(np.abs(numeric).max(), np.abs(exact).max())
+    return 0.0 if scale == 0 else np.abs(numeric - exact).max() / scale
+
+
+def check_layer(report, name, layer, inputs, rng):
+    """Checks every input's gradient of sum(layer(*inputs) · r) for a fixed random r."""
+    y, backward = layer(*inputs)
+    r = rng.standard_normal(np.shape(y))
+    grads = backward(r)
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    for i, (array, grad) in enumerate(zip(inputs, grads)):
+        error = grad_error(lambda: float((layer(*inputs)[0] * r).sum()), array, grad, rng)
+        report.check(f"grad {name} input {i}", error, GRAD_TOL)
+
+
+def check_loss(report, name, loss_fn, inputs, rng):
+    """Checks the gradients of a scalar loss (its backward takes dloss)."""
+    _, backward = loss_fn(*inputs)
+    grads = backward(1.0)
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    for i, (array, grad) in enumerate(zip(inputs, grads)):
+        error = grad_error(lambda: float(loss_fn(*inputs)[0]), array, grad, rng)
+        report.check(f"grad {name} input {i}", error, GRAD_TOL)
+
+
+def check_layer_gradients(report, rng):
+    """Finite differences for every layer, with the awkward settings each one has."""
+    n = rng.standard_normal
+    check_layer(report, "linear", layers.linear, [n((2, 3, 5)), n((4, 5)), n(4)], rng)
+    for name, fn in [("relu", layers.relu), ("tanh", layers.tanh), ("gelu erf", layers.gelu),
+                     ("gelu tanh", lambda x: layers.gelu(x, "tanh"))]:
+        check_layer(report, name, fn, [n((3, 7))], rng)
+    check_layer(report, "flatten", layers.flatten, [n((2, 3, 4))], rng)
+    check_layer(report, "reshape", lambda x: layers.reshape(x, (4, -1)), [n((2, 3, 4))], rng)
+    check_layer(report, "conv2d stride 2 pad 1", lambda x, w, b: layers.conv2d(x, w, b, 2, 1),
+                [n((2, 3, 7, 6)), n((4, 3, 3, 3)), n(4)], rng)
+    check_layer(report, "conv2d dilation 2 groups 2",
+                lambda x, w, b: layers.conv2d(x, w, b, (1, 2), (2, 1), 2, groups=2),
+                [n((2, 4, 6, 7)), n((6, 2, 3, 2)), n(6)], rng)
+    check_layer(report, "max_pool2d k3 s2 p1 (overlap)", lambda x: layers.max_pool2d(x, 3, 2, 1),
+                [n((2, 2, 7, 6))], rng)
+    check_layer(report, "max_pool2d k2", lambda x: layers.max_pool2d(x, 2), [n((2, 3, 6, 6))], rng)
+    for include in (True, False):
+        check_layer(report, f"avg_pool2d k3 s2 p1 include_pad={include}",
+                    lambda x, inc=include: layers.avg_pool2d(x, 3, 2, 1, inc), [n((2, 2, 7, 6))], rng)
+    check_layer(report, "softmax axis -1", layers.softmax, [n((3, 5))], rng)
+    check_layer(report, "log_softmax axis 1", lambda x: layers.log_softmax(x, axis=1), [n((2, 4, 3))], rng)
+    check_layer(report, "layer_norm", layers.layer_norm, [n((2, 3, 6)), n(6), n(6)], rng)
+    labels = np.array([[1, -100, 4], [0, 2, -100]])
+    check_loss(report, "cross_entropy with ignore_index", lambda z: layers.cross_entropy(z, labels),
+               [n((2, 3, 5))], rng)
+    check_loss(report, "mse_loss", layers.mse_loss, [n((3, 4)), n((3, 4))], rng)
+
+
+SMALL_CNN = json.dumps({
+    "convs": [{"out": 3, "k": 3, "padding": 1,
+               "pool": "avg", "pool_k": 3, "pool_stride": 2, "pool_padding": 1},
+              {"out": 4, "k": 2, "stride": 2, "pool": "max", "pool_k": 2, "pool_stride": 1}],
+    "hidden": [6], "classes": 5, "activation": "tanh"})
+
+
+def check_model_gradients(report, rng):
+    """Finite differences of the mean cross-entropy in every parameter tensor of each model."""
+    cases = [("mlp", models.mlp(hidden=7, classes=5), (16,)),
+             ("lenet", models.lenet(), (1, 28, 28)),
+             ("cnn", models.net_from_json(SMALL_CNN), (2, 9, 9)),
+             ("cnn gelu", models.Net(convs=(models.Conv(out=2, k=3, pool="none"),), hidden=(5,), classes=3,
+                                     activation="gelu"), (1, 5, 5))]
+    for name, net, shape in cases:
+        params = models.init_params(net, shape, rng, np.float64)
+        x = rng.random((3,) + shape)
+        labels = rng.integers(0, net.classes, 3)
+        _, grads = models.loss_and_grads(params, net, x, labels)
+        for pname, array in params.items():
+            error = grad_error(lambda: float(models.loss_and_grads(params, net, x, labels)[0]),
+                               array, grads[pname], rng)
+            report.check(f"grad {name} {pname}", error, GRAD_TOL)
+
+
+def naive_conv2d(x, w, b, stride, padding, dilation):
+    """Direct six-loop convolution (groups 1), the definition written out."""
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    o, _, k, _ = w.shape
+    ho = (xp.shape[2] - dilation * (k - 1) - 1) // stride + 1
+    wo = (xp.shape[3] - dilation * (k - 1) - 1) // stride + 1
+    y = np.zeros((x.shape[0], o, ho, wo))
+    for i in range(ho):
+        for j in range(wo):
+            patch = xp[:, :, i * stride:i * stride + dilation * (k - 1) + 1:dilation,
+                       j * stride:j * stride + dilation * (k - 1) + 1:dilation]
+            y[:, :, i, j] = np.einsum("nckl,ockl->no", patch, w) + b
+    return y
+
+
+def check_forwards(report, rng):
+    """Forward values against definitions: loops, known constants, PyTorch's documented conventions."""
+    x, w, b = rng.standard_normal((2, 3, 8, 7)), rng.standard_normal((4, 3, 3, 3)), rng.standard_normal(4)
+    report.check("conv2d = naive loops (s2 p1 d2)",
+                 np.abs(layers.conv2d(x, w, b, 2, 1, 2)[0] - naive_conv2d(x, w, b, 2, 1, 2)).max(), EXACT_TOL)
+    report.check("gelu(1) erf form", abs(layers.gelu(np.array([1.0]))[0][0] - 0.8413447460685429), EXACT_TOL)
+    report.check("gelu(1) tanh form", abs(layers.gelu(np.array([1.0]), "tanh")[0][0] - 0.8411919906082768),
+                 EXACT_TOL)
+    tie = np.array([[[[1.0, 3.0], [3.0, 0.0]]]])
+    y, back = layers.max_pool2d(tie, 2)
+    report.expect("max_pool2d tie: first maximum takes the gradient",
+                  y[0, 0, 0, 0] == 3 and back(np.ones((1, 1, 1, 1)))[0, 0].tolist() == [[0, 1], [0, 0]])
+    ones = np.ones((1, 1, 2, 2))
+    report.expect("avg_pool2d count_include_pad divides by k*k",
+                  layers.avg_pool2d(ones, 2, 2, 1)[0][0, 0].tolist() == [[0.25, 0.25], [0.25, 0.25]])
+    report.expect("avg_pool2d without pad counts real elements",
+                  layers.avg_pool2d(ones, 2, 2, 1, False)[0][0, 0].tolist() == [[1, 1], [1, 1]])
+    logits = rng.standard_normal((4, 3))
+    direct = -np.mean([logits[i, c] - np.log(np.exp(logits[i]).sum()) for i, c in [(0, 2), (3, 1)]])
+    loss, _ = layers.cross_entropy(logits, np.array([2, -100, -100, 1]))
+    report.check("cross_entropy mean over non-ignored only", abs(loss - direct), EXACT_TOL)
+    report.expect("cross_entropy all ignored is NaN",
+                  math.isnan(layers.cross_entropy(logits, np.full(4, -100))[0]))
+    y, _ = layers.layer_norm(rng.standard_normal((3, 8)) * 5 + 2, np.ones(8), np.zeros(8))
+    report.check("layer_norm output mean 0 and var 1 (eps)", max(np.abs(y.mean(-1)).max(),
+                                                                   np.abs(y.var(-1) - 1).max()), 1e-5)
+    images = rng.random((5, 1, 28, 28))
+    params = models.init_params(models.lenet(), (1, 28, 28), rng, np.float64)
+    p64, _ = models.forward(params, models.lenet(), images)
+    p32, _ = models.forward({k: v.astype(np.float32) for k, v in params.items()}, models.lenet(),
+                            images.astype(np.float32))
+    report.check("lenet float32 forward within 1e-5 of float64",
+                 np.abs(p32 - p64).max() / np.abs(p64).max(), 1e-5)
+    shapes = models.param_shapes(models.lenet(), (1, 28, 28)).values()
+    report.expect("lenet has 431,080 parameters as nn.lenet", sum(math.prod(s) for s in shapes) == 431080)
+
+
+def check_optimizers(report, rng):
+    """One or two steps of each optimizer against the update written out by hand."""
+    p0, g1, g2 = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal(5)
+    lr, wd, mom, eps, b1, b2 = 0.1, 0.01, 0.9, 1e-8, 0.9, 0.999
+
+    def run(opt, grads):
+        params = {"p": p0.copy()}
+        for g in grads:
+            opt.step(params, {"p": g.copy()}, lr)
+        return params["p"]
+
+    cases = [
+        ("sgd with L2", run(optim.SGD(weight_decay=wd), [g1]), p0 - lr * (g1 + wd * p0)),
+        ("sgd momentum 2 steps (buffer starts at g)", run(optim.SGD(mom), [g1, g2]),
+         p0 - lr * g1 - lr * (mom * g1 + g2)),
+        ("sgd nesterov 1 step", run(optim.SGD(mom, nesterov=True), [g1]), p0 - lr * (g1 + mom * g1)),
+        ("adam with L2 1 step", run(optim.Adam(weight_decay=wd), [g1]),
+         p0 - lr * (g1 + wd * p0) / (np.abs(g1 + wd * p0) + eps)),
+        ("adamw 1 step (decay first)", run(optim.AdamW(weight_decay=wd), [g1]),
+         p0 * (1 - lr * wd) - lr * g1 / (np.abs(g1) + eps)),
+    ]
+    m2, v2 = (1 - b1) * (b1 * g1 + g2), (1 - b2) * (b2 * g1 * g1 + g2 * g2)
+    p1 = p0 - lr * g1 / (np.abs(g1) + eps)
+    cases.append(("adam 2 steps (bias corrections)", run(optim.Adam(), [g1, g2]),
+                  p1 - lr / (1 - b1 ** 2) * m2 / (np.sqrt(v2) / np.sqrt(1 - b2 ** 2) + eps)))
+    for name, got, want in cases:
+        report.check(f"optim {name}", np.abs(got - want).max(), EXACT_TOL)
+
+    grads = {"a": np.array([3.0, 0.0]), "b": np.array([[4.0]])}
+    norm = optim.clip_grad_norm(grads, 1.0)
+    report.check("clip_grad_norm_ global norm and coef 1/(5+1e-6)",
+                 abs(norm - 5) + abs(grads["a"][0] - 3 / (5 + 1e-6)), EXACT_TOL)
+    small = {"a": np.array([0.3, 0.4])}
+    optim.clip_grad_norm(small, 1.0)
+    report.expect("clip_grad_norm_ leaves a small norm alone", small["a"].tolist() == [0.3, 0.4])
+
+
+def check_schedules(report):
+    """Spec §8's formulas at the steps where they change."""
+    lr, total = 1.0, 20
+    sched = {name: optim.parse_schedule(text) for name, text in [
+        ("const", "constant()"), ("wc", "warmup_cosine(warmup = 4, min_lr = 0.1)"),
+        ("lin", "linear(4)"), ("step", "step_lr(every = 5, gamma = 0.5)")]}
+    expected = [("const", 7, 1.0), ("wc", 1, 0.25), ("wc", 4, 1.0), ("wc", 12, 0.55), ("wc", 20, 0.1),
+                ("lin", 2, 0.5), ("lin", 12, 0.5), ("lin", 20, 0.0),
+                ("step", 5, 1.0), ("step", 6, 0.5), ("step", 11, 0.25)]
+    error = max(abs(optim.scheduled_lr(sched[n], lr, s, total) - want) for n, s, want in expected)
+    report.check("schedules constant/warmup_cosine/linear/step_lr", error, EXACT_TOL)
+
+
+def check_accumulation(report, rng):
+    """Two micro-batches of 3 give the same mean loss and gradients as one batch of 6."""
+    net = models.mlp(hidden=5, classes=4)
+    params = models.init_params(net, (10,), rng, np.float64)
+    x, labels = rng.random((6, 10)), rng.integers(0, 4, 6)
+    loss, grads = models.loss_and_grads(params, net, x, labels)
+    acc_loss, acc_grads = train_ref.train_step(params, net, x, labels, 2)
+    error = max([abs(acc_loss - loss)] + [np.abs(acc_grads[n] - grads[n]).max() for n in grads])
+    report.check("accumulate 2 x 3 = batch 6", error, EXACT_TOL)
+
+
+def check_files(report, rng):
+    """safetensors and idx round trips, and the malformed files they must refuse."""
+    tensors = {"w": rng.standard_normal((2, 3)).astype(np.float32), "n": np.arange(4, dtype=np.int64),
+               "e": np.zeros((0, 2), np.float16)}
+    blob = safetensors_np.serialize(tensors, {"format": "pt"})
+    back, meta = safetensors_np.parse(blob)
+    report.expect("safetensors round trip", meta == {"format": "pt"} and all(
+        back[k].dtype == v.dtype and np.array_equal(back[k], v) for k, v in tensors.items()))
+    header = b'{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}'
+    good = len(header).to_bytes(8, "little") + header + bytes(8)
+    report.expect("safetensors accepts a hand-made file", safetensors_np.parse(good)[0]["a"].shape == (2,))
+    bad = {
+        "truncated": good[:-1],
+        "header past end": (10 ** 6).to_bytes(8, "little") + good[8:],
+        "gap": _with_header(b'{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}', 8),
+        "overlap": _with_header(b'{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},'
+                                b'"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}', 4),
+        "size mismatch": _with_header(b'{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}', 8),
+        "unknown dtype": _with_header(b'{"a":{"dtype":"X9","shape":[2],"data_offsets":[0,8]}}', 8),
+        "extra key": _with_header(b'{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}}', 8),
+        "bool in shape": _with_header(b'{"a":{"dtype":"F32","shape":[true],"data_offsets":[0,4]}}', 4),
+        "duplicate name": _with_header(b'{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},'
+                                       b'"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}', 8),
+        "non-string metadata": _with_header(b'{"__metadata__":{"k":1}}', 0),
+    }
+    for name, blob in bad.items():
+        try:
+            safetensors_np.parse(blob)
+            refused = False
+        except safetensors_np.SafetensorsError:
+            refused = True
+        report.expect(f"safetensors refuses {name}", refused)
+
+    images = rng.integers(0, 256, (3, 4, 5), dtype=np.uint8)
+    raw = bytes([0, 0, 0x08, 3]) + b"".join(d.to_bytes(4, "big") for d in images.shape) + images.tobytes()
+    report.expect("idx round trip", np.array_equal(idx_np.parse_idx(raw), images))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "x-idx3-ubyte.gz")
+        with open(path, "wb") as f:
+            f.write(gzip.compress(raw))
+        report.expect("idx reads gzip", np.array_equal(idx_np.read_idx(path), images))
+    for name, blob in [("truncated", raw[:-1]), ("padded", raw + b"\0"), ("bad magic", b"\1" + raw[1:])]:
+        try:
+            idx_np.parse_idx(blob)
+            refused = False
+        except idx_np.IdxError:
+            refused = True
+        report.expect(f"idx refuses {name}", refused)
+
+
+def _with_header(header, data_bytes):
+    """A safetensors blob with this header and data_bytes zero bytes of data."""
+    return len(header).to_bytes(8, "little") + header + bytes(data_bytes)
+
+
+def check_cli(report, rng):
+    """train_ref and compare end to end on synthetic .npy data (the way tests drive them)."""
+    net = models.mlp(hidden=8, classes=3)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = lambda name: os.path.join(tmp, name)
+        np.save(path("x.npy"), rng.integers(0, 256, (20, 4, 4), dtype=np.uint8))
+        np.save(path("y.npy"), rng.integers(0, 3, 20).astype(np.uint8))
+        safetensors_np.save(path("init.safetensors"), models.init_params(net, (16,), rng))
+        common = ["--model", "mlp", "--init", path("init.safetensors"), "--data-images", path("x.npy"),
+                  "--data-labels", path("y.npy"), "--batch", "4", "--steps", "12", "--optimizer", "adamw",
+                  "--lr", "0.05", "--schedule", "warmup_cosine(warmup = 3)", "--grad-clip", "1.0"]
+        runs = {}
+        for dtype in ("f32", "f64"):
+            out = [path(f"{dtype}.json"), path(f"{dtype}.safetensors")]
+            code = _quiet(train_ref.main, common + ["--dtype", dtype, "--out-losses", out[0],
+                                                   "--out-params", out[1]])
+            runs[dtype] = (code, *out)
+        report.expect("train_ref runs in f32 and f64", runs["f32"][0] == 0 and runs["f64"][0] == 0)
+        with open(runs["f64"][1], encoding="utf-8") as f:
+            log = json.load(f)
+        report.expect("train_ref loss falls over 12 steps", log["loss"][-1] < log["loss"][0])
+        same = [_quiet(compare.main, [runs["f32"][i], runs["f64"][i]]) for i in (1, 2)]
+        report.expect("compare: f32 and f64 runs agree at the defaults", same == [0, 0])
+        report.expect("compare: 1e-12 tolerance catches f32 rounding",
+                      _quiet(compare.main, [runs["f32"][2], runs["f64"][2], "--rtol", "1e-12"]) == 1)
+
+
+def _quiet(main, argv):
+    """Runs a CLI main with its stdout swallowed; returns its exit status."""
+    saved, sys.stdout = sys.stdout, io.StringIO()
+    try:
+        return main(argv)
+    finally:
+        sys.stdout = saved
+
+
+def main():
+    """Runs every check; exit status 1 when any failed."""
+    rng = np.random.default_rng(0)
+    report = Report()
+    check_layer_gradients(report, rng)
+    check_model_gradients(report, rng)
+    check_forwards(report, rng)
+    check_optimizers(report, rng)
+    check_schedules(report)
+    check_accumulation(report, rng)
+    check_files(report, rng)
+    check_cli(report, rng)
+    print(f"{report.passed} passed, {report.failed} failed")
+    return 1 if report.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Trains a reference model in NumPy as a compiled modelc program would with shuffle = false, for comparison.
+
+Step s (1-based) of a run with micro-batch B and accumulation k takes the
+global batch of B·k samples starting at ((s−1) mod E)·B·k in file order, where
+E = ⌊N/(B·k)⌋ is the number of whole global batches per epoch (the last
+incomplete one is dropped, spec §7); micro-batch a is its a-th slice of B.
+Loss and gradients are averaged over the k micro-batches, clipped, then the
+optimizer steps with the scheduled learning rate. The loss logged for step s is
+the one before its update, as the programs' --log (spec §10).
+
+Writes --out-losses as JSON {"loss": [...], "lr": [...]} (entry i is step i+1)
+and --out-params as F32 safetensors. Exit status 2 on bad usage or input.
+"""
+import argparse
+import json
+import sys
+
+import numpy as np
+
+import dataset
+import models
+import optim
+import safetensors_np
+
+DTYPES = {"f32": np.float32, "f64": np.float64}
+
+
+def parse_args(argv):
+    """The command line; names follow the .mdl settings they stand for."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", required=True, choices=["mlp", "lenet", "cnn"])
+    p.add_argument("--cnn-config", help="JSON network description for --model cnn (text or a file path)")
+    p.add_argument("--init", required=True, help="initial parameters (safetensors)")
+    p.add_argument("--data-images", required=True, help="u8 images: idx(.gz) or .npy")
+    p.add_argument("--data-labels", required=True, help="integer labels: idx(.gz) or .npy")
+    p.add_argument("--batch", type=int, required=True, help="micro-batch size")
+    p.add_argument("--steps", type=int, required=True, help="optimizer steps")
+    p.add_argument("--optimizer", required=True, choices=["sgd", "adam", "adamw"])
+    p.add_argument("--lr", type=float, required=True)
+    p.add_argument("--momentum", type=float, default=0.0)
+    p.add_argument("--nesterov", action="store_true")
+    p.add_argument("--weight-decay", type=float, help="default: 0, or 0.01 for adamw (spec §8)")
+    p.add_argument("--betas", default="0.9,0.999", help="beta1,beta2")
+    p.add_argument("--eps", type=float, default=1e-8)
+    p.add_argument("--schedule", default="constant", help='as in .mdl, e.g. "warmup_cosine(warmup = 10)"')
+    p.add_argument("--grad-clip", type=float, help="max global L2 norm of the gradients")
+    p.add_argument("--accumulate", type=int, default=1, help="micro-batches per optimizer step")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
+    p.add_argument("--out-losses", required=True, help="JSON file of per-step loss and lr")
+    p.add_argument("--out-params", required=True, help="final parameters (F32 safetensors)")
+    args = p.parse_args(argv)
+    if args.batch < 1 or args.steps < 0 or args.accumulate < 1:
+        p.error("--batch and --accumulate must be positive and --steps non-negative")
+    if args.optimizer != "sgd" and (args.momentum or args.nesterov):
+        p.error("--momentum and --nesterov belong to --optimizer sgd")
+    return args
+
+
+def parse_betas(text):
+    """"0.9,0.999" -> (0.9, 0.999)."""
+    betas = tuple(float(b) for b in text.split(","))
+    if len(betas) != 2:
+        raise ValueError(f"--betas needs two numbers, got {text!r}")
+    return betas
+
+
+def global_batch_start(step, batch, accumulate, samples):
+    """First sample of step's global batch: file order, whole global batches, wrapping each epoch."""
+    per_epoch = samples // (batch * accumulate)
+    if per_epoch == 0:
+        raise ValueError(f"{samples} samples do not fill one global batch of {batch} x {accumulate}")
+    return ((step - 1) % per_epoch) * batch * accumulate
+
+
+def train_step(params, net, x, labels, accumulate):
+    """Loss and gradients of one optimizer step, each averaged over its micro-batches."""
+    micro = len(x) // accumulate
+    total_loss, total_grads = 0.0, None
+    for a in range(accumulate):
+        part = slice(a * micro, (a + 1) * micro)
+        loss, grads = models.loss_and_grads(params, net, x[part], labels[part])
+        total_loss += float(loss)
+        total_grads = grads if total_grads is None else {n: total_grads[n] + g for n, g in grads.items()}
+    dtype = x.dtype.type
+    return total_loss / accumulate, {n: g / dtype(accumulate) for n, g in total_grads.items()}
+
+
+def train(args):
+    """Runs the whole training and writes both outputs."""
+    dtype = DTYPES[args.dtype]
+    loaded, _ = safetensors_np.load(args.init)
+    params = {n: a.astype(dtype) for n, a in loaded.items()}
+    net = models.config_for(args.model, params, args.cnn_config)
+    images, labels = dataset.load_split(args.data_images, args.data_labels)
+    models.check_params(params, net, dataset.model_input(images[:1], net, dtype).shape[1:])
+    optimizer = optim.make_optimizer(args.optimizer, args.momentum, args.nesterov, args.weight_decay,
+                                     parse_betas(args.betas), args.eps)
+    schedule = optim.parse_schedule(args.schedule)
+    span = args.batch * args.accumulate
+    log = {"loss": [], "lr": []}
+    for step in range(1, args.steps + 1):
+        start = global_batch_start(step, args.batch, args.accumulate, len(images))
+        x = dataset.model_input(images[start:start + span], net, dtype)
+        loss, grads = train_step(params, net, x, labels[start:start + span], args.accumulate)
+        if args.grad_clip is not None:
+            optim.clip_grad_norm(grads, args.grad_clip)
+        lr = optim.scheduled_lr(schedule, args.lr, step, args.steps)
+        optimizer.step(params, grads, lr)
+        log["loss"].append(loss)
+        log["lr"].append(lr)
+    with open(args.out_losses, "w", encoding="utf-8") as f:
+        json.dump(log, f)
+    safetensors_np.save(args.out_params, {n: a.astype(np.float32) for n, a in params.items()})
+    final = f"{log['loss'][-1]:.6f}" if log["loss"] else "none"
+    print(f"train_ref: {args.model} {args.steps} steps, last loss {final}")
+
+
+def main(argv=None):
+    """Entry point: one clear message and exit status 2 for usage or input errors."""
+    args = parse_args(argv)
+    try:
+        train(args)
+    except (OSError, ValueError) as e:
+        print(f"train_ref: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
