@@ -18,7 +18,24 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%modelc_src", config.modelc_src_root))
 config.substitutions.append(("%stdlib", os.path.join(config.modelc_src_root, "stdlib")))
 config.substitutions.append(("%examples", os.path.join(config.modelc_src_root, "examples")))
-config.substitutions.append(("%python", config.python_executable or "python3"))
+
+def find_python():
+    """A Python 3 with NumPy when there is one (the NumPy reference and the
+    data generators need it); Debian's python3-numpy serves /usr/bin/python3,
+    which need not be the first python3 on PATH."""
+    import subprocess
+    candidates = [config.python_executable, "/usr/bin/python3", "python3"]
+    candidates = [c for c in candidates if c and shutil.which(c)]
+    for candidate in candidates:
+        if subprocess.run([candidate, "-c", "import numpy"],
+                          stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            config.available_features.add("numpy")
+            return candidate
+    return candidates[0] if candidates else "python3"
+
+
+config.substitutions.append(("%python", find_python()))
 
 # GPU-only tests say `REQUIRES: cuda-device`; they are skipped without one.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
