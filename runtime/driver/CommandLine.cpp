@@ -1,0 +1,159 @@
+// CLI11 definitions of the program's commands and options (spec §10,
+// docs/runtime/cli.md); this file only parses, the driver checks meaning.
+#include "runtime/driver/CommandLine.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+
+namespace modelc::rt {
+
+namespace {
+
+const char *const kCommands[] = {"train", "eval", "infer", "describe"};
+
+void addDeviceOptions(CLI::App &cmd, CommandLine &cl) {
+  cmd.add_flag("--cpu", cl.cpu, "Run on the CPU (the default of this build)");
+  cmd.add_option("--gpus", cl.gpus,
+                 "GPUs to use: N, a list such as 0,2,3, or all");
+  cmd.add_option("--ranks", cl.ranks, "Data-parallel CPU ranks (only 1)")
+      ->check(CLI::PositiveNumber);
+}
+
+CLI::Option *addListOption(CLI::App &cmd, const std::string &name,
+                           std::vector<std::string> &into,
+                           const std::string &what) {
+  return cmd.add_option(name, into, what)
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+Result<std::vector<FieldPath>> fieldPaths(const std::string &flag,
+                                          const std::vector<std::string> &raw) {
+  std::vector<FieldPath> out;
+  for (const std::string &s : raw) {
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      return Status::error(flag + " '" + s + "': expected NAME=PATH");
+    out.push_back({s.substr(0, eq), s.substr(eq + 1)});
+  }
+  return out;
+}
+
+struct RawLists {
+  std::vector<std::string> data, evalData, inputs;
+};
+
+void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw) {
+  CLI::App *t = app.add_subcommand("train", "Train (the default command)");
+  t->add_option("name", cl.entry, "The train entry (default: the first)");
+  addDeviceOptions(*t, cl);
+  addListOption(*t, "--data", raw.data, "FIELD=PATH: replace a data source");
+  addListOption(*t, "--eval-data", raw.evalData,
+                "FIELD=PATH: replace an eval data source");
+  t->add_option("--steps", cl.steps, "Optimizer steps to run")
+      ->check(CLI::PositiveNumber);
+  t->add_option("--epochs", cl.epochs, "Epochs to run")
+      ->check(CLI::PositiveNumber);
+  addListOption(*t, "--set", cl.sets, "KEY=VALUE: override a setting");
+  t->add_option("--seed", cl.seed, "Same as --set seed=N")
+      ->check(CLI::Range(uint64_t(0), uint64_t(1) << 53));
+  t->add_option("--init", cl.init, "Start from these parameters (safetensors)");
+  t->add_option("--save", cl.save, "Write the final parameters (safetensors)");
+  t->add_option("--log", cl.log, "Write one JSON object per logged step");
+  t->add_option("--checkpoint-dir", cl.checkpointDir,
+                "Write checkpoints into this directory");
+  t->add_option("--checkpoint-every", cl.checkpointEvery,
+                "Write a checkpoint every N steps")
+      ->check(CLI::NonNegativeNumber);
+  t->add_option("--resume", cl.resumeDir,
+                "Continue from the newest checkpoint in D (default: the "
+                "checkpoint directory)")
+      ->expected(0, 1);
+}
+
+void defineEval(CLI::App &app, CommandLine &cl, RawLists &raw) {
+  CLI::App *e = app.add_subcommand("eval", "Loss and metrics, no updates");
+  e->add_option("name", cl.entry, "The train entry (default: the first)");
+  addDeviceOptions(*e, cl);
+  e->add_option("--weights", cl.weights, "Parameters (safetensors)")
+      ->required();
+  addListOption(*e, "--data", raw.data, "FIELD=PATH: replace a data source");
+  addListOption(*e, "--eval-data", raw.evalData,
+                "FIELD=PATH: replace an eval data source");
+  addListOption(*e, "--set", cl.sets, "KEY=VALUE: override a setting");
+  e->add_option("--seed", cl.seed, "Same as --set seed=N")
+      ->check(CLI::Range(uint64_t(0), uint64_t(1) << 53));
+  e->add_option("--log", cl.log, "Write the result as a JSON line");
+}
+
+void defineInfer(CLI::App &app, CommandLine &cl, RawLists &raw) {
+  CLI::App *i = app.add_subcommand("infer", "Run an infer entry on files");
+  i->add_option("name", cl.entry, "The infer entry (default: the first)");
+  addDeviceOptions(*i, cl);
+  i->add_option("--weights", cl.weights, "Parameters (safetensors)")
+      ->required();
+  addListOption(*i, "--input", raw.inputs, "NAME=PATH.npy or NAME=PATH.npz:KEY")
+      ->required();
+  i->add_option("--output", cl.output, "PATH.npy (one output) or PATH.npz")
+      ->required();
+}
+
+} // namespace
+
+Result<CommandLine> parseCommandLine(const std::string &programName,
+                                     std::vector<std::string> args) {
+  bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
+  bool named = !args.empty() &&
+               std::find(std::begin(kCommands), std::end(kCommands), args[0]) !=
+                   std::end(kCommands);
+  if (!help && !named)
+    args.insert(args.begin(), "train");
+
+  CommandLine cl;
+  RawLists raw;
+  CLI::App app("A program made by modelc: train, evaluate, infer.",
+               programName);
+  app.require_subcommand(1);
+  defineTrain(app, cl, raw);
+  defineEval(app, cl, raw);
+  defineInfer(app, cl, raw);
+  CLI::App *d = app.add_subcommand("describe", "Entries, parameters, memory");
+  d->add_flag("--json", cl.json, "Print JSON");
+
+  // CLI11 parses the arguments in reverse order.
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp &) {
+    cl.command = Command::Help;
+    cl.help = app.help();
+    return cl;
+  } catch (const CLI::ParseError &e) {
+    return Status::error(e.what());
+  }
+
+  const std::string name = app.get_subcommands().front()->get_name();
+  cl.command = name == "train"   ? Command::Train
+               : name == "eval"  ? Command::Eval
+               : name == "infer" ? Command::Infer
+                                 : Command::Describe;
+  CLI::App *train = app.get_subcommand("train");
+  cl.resume = train->count("--resume") > 0;
+  if (cl.steps && cl.epochs)
+    return Status::error("--steps and --epochs: give one of them");
+
+  Result<std::vector<FieldPath>> data = fieldPaths("--data", raw.data);
+  Result<std::vector<FieldPath>> evalData =
+      fieldPaths("--eval-data", raw.evalData);
+  Result<std::vector<FieldPath>> inputs = fieldPaths("--input", raw.inputs);
+  for (const auto *r : {&data, &evalData, &inputs})
+    if (!r->ok())
+      return r->status();
+  cl.data = data.take();
+  cl.evalData = evalData.take();
+  cl.inputs = inputs.take();
+  return cl;
+}
+
+} // namespace modelc::rt

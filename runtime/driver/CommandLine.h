@@ -1,0 +1,47 @@
+// The command line of every generated program (spec §10): commands train
+// (the default), eval, infer and describe, parsed with CLI11 into one struct.
+#pragma once
+
+#include "runtime/support/Status.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace modelc::rt {
+
+enum class Command { Train, Eval, Infer, Describe, Help };
+
+/// `--data FIELD=PATH`, `--eval-data FIELD=PATH`, `--input NAME=PATH`.
+struct FieldPath {
+  std::string field;
+  std::string path;
+};
+
+struct CommandLine {
+  Command command = Command::Train;
+  std::string entry; // the optional NAME after the command
+  bool cpu = false;
+  std::optional<std::string> gpus;
+  int64_t ranks = 1;
+  std::vector<FieldPath> data, evalData, inputs;
+  std::optional<int64_t> steps, epochs;
+  std::vector<std::string> sets; // "KEY=VALUE", in order
+  std::optional<uint64_t> seed;
+  std::string init, save, log, weights, output;
+  std::string checkpointDir;
+  std::optional<int64_t> checkpointEvery;
+  bool resume = false;
+  std::string resumeDir; // empty: the configured checkpoint directory
+  bool json = false;     // describe --json
+  std::string help;      // Command::Help: the text to print
+};
+
+/// Parses `args` (without the program name). `--help` anywhere gives
+/// Command::Help with the text; any mistake is a usage error (exit 2) with
+/// one message.
+Result<CommandLine> parseCommandLine(const std::string &programName,
+                                     std::vector<std::string> args);
+
+} // namespace modelc::rt

@@ -1,0 +1,242 @@
+// `OUT describe [--json]`: what the program was compiled from and what it
+// will do, from the manifest alone (no data is opened).
+#include "runtime/driver/Describe.h"
+
+#include "runtime/driver/Text.h"
+#include "runtime/io/Shape.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace modelc::rt {
+
+namespace {
+
+// The `.mdl` spelling of an initialiser.
+const char *initName(InitKind k) {
+  switch (k) {
+  case InitKind::Zeros:
+    return "zeros";
+  case InitKind::Ones:
+    return "ones";
+  case InitKind::Full:
+    return "full";
+  case InitKind::Normal:
+    return "normal";
+  case InitKind::Uniform:
+    return "uniform";
+  case InitKind::KaimingUniform:
+    return "kaiming_uniform";
+  case InitKind::XavierUniform:
+    return "xavier_uniform";
+  case InitKind::TruncatedNormal:
+    return "truncated_normal";
+  }
+  return "?";
+}
+
+std::string initText(const ParamInfo &p) {
+  std::string args;
+  for (double a : p.initArgs)
+    args += fmt::format("{}{}", args.empty() ? "" : ", ", a);
+  return std::string(initName(p.init)) + "(" + args + ")";
+}
+
+std::string sourceText(const FieldSpec &f) {
+  FieldSpec::Kind kind = f.kind == FieldSpec::Kind::Windows ? f.inner : f.kind;
+  std::string src =
+      kind == FieldSpec::Kind::Npz
+          ? fmt::format("npz(\"{}\", \"{}\")", f.path, f.key)
+          : fmt::format("{}(\"{}\")", sourceKindName(kind), f.path);
+  return f.kind == FieldSpec::Kind::Windows ? "windows(" + src + ")" : src;
+}
+
+std::string optimizerText(const OptimizerInfo &o) {
+  if (o.kind == "sgd")
+    return fmt::format("sgd(lr {}, momentum {}, weight_decay {}, nesterov {})",
+                       o.lr, o.momentum, o.weightDecay, o.nesterov);
+  return fmt::format("{}(lr {}, betas [{}, {}], eps {}, weight_decay {})",
+                     o.kind, o.lr, o.beta1, o.beta2, o.eps, o.weightDecay);
+}
+
+std::string scheduleText(const ScheduleInfo &s) {
+  if (s.kind == "warmup_cosine")
+    return fmt::format("warmup_cosine(warmup {}, min_lr {})", s.warmup,
+                       s.minLr);
+  if (s.kind == "linear")
+    return fmt::format("linear(warmup {})", s.warmup);
+  if (s.kind == "step_lr")
+    return fmt::format("step_lr(every {}, gamma {})", s.every, s.gamma);
+  return s.kind + "()";
+}
+
+void describeTrain(const TrainInfo &e, std::ostream &out) {
+  out << "train " << e.name << "\n";
+  out << fmt::format("  data {}, batch {} x accumulate {}, {}\n", e.data,
+                     e.batch, e.accumulate,
+                     e.steps > 0 ? fmt::format("{} steps", e.steps)
+                                 : fmt::format("{} epochs", e.epochs));
+  out << fmt::format("  optimizer {}, schedule {}, grad_clip {}\n",
+                     optimizerText(e.optimizer), scheduleText(e.schedule),
+                     e.hasGradClip ? fmt::format("{}", e.gradClip) : "off");
+  out << fmt::format("  precision {}, seed {}, shuffle {}, log every {}\n",
+                     e.precision, e.seed, e.shuffle, e.logEvery);
+  if (!e.evalData.empty())
+    out << fmt::format(
+        "  eval {} every {}, {}\n", e.evalData,
+        e.evalEvery ? fmt::format("{} steps", e.evalEvery) : "epoch",
+        e.evalSteps ? fmt::format("{} batches", e.evalSteps) : "the whole set");
+  if (e.checkpointEvery > 0)
+    out << fmt::format("  checkpoint every {} steps to {}, keep {}\n",
+                       e.checkpointEvery, e.checkpointDir,
+                       e.checkpointKeep ? std::to_string(e.checkpointKeep)
+                                        : "all");
+  std::string outputs;
+  for (const std::string &o : e.outputs)
+    outputs += (outputs.empty() ? "" : ", ") + o;
+  out << "  outputs " << outputs << "\n\n";
+}
+
+void describeInfer(const Manifest &m, const InferInfo &e, std::ostream &out) {
+  out << fmt::format("infer {}\n  batch {}\n", e.name, e.batch);
+  auto io = [&](const char *what, Role role,
+                const std::vector<std::string> &names) {
+    for (const std::string &n : names) {
+      const BufferInfo *b = m.buffer(role, Phase::Infer, e.name, n);
+      out << fmt::format("  {} {}: {}{}\n", what, n,
+                         b ? dtypeName(b->dtype) : "?",
+                         b ? formatShape(b->shape) : "");
+    }
+  };
+  io("input", Role::Input, e.inputs);
+  io("output", Role::Output, e.outputs);
+  out << "\n";
+}
+
+} // namespace
+
+void describeText(const Manifest &m, std::ostream &out) {
+  out << "program " << m.sourceName << "\n";
+  out << "source hash " << m.sourceHash << "\n";
+  std::string targets;
+  for (const std::string &t : m.targets)
+    targets += (targets.empty() ? "" : ", ") + t;
+  out << "targets " << targets << "\n\n";
+  for (const TrainInfo &e : m.train)
+    describeTrain(e, out);
+  for (const InferInfo &e : m.infer)
+    describeInfer(m, e, out);
+  out << "data\n";
+  for (const DataSetInfo &d : m.datasets)
+    for (const FieldSpec &f : d.fields)
+      out << fmt::format("  {}.{}: {}{} = {}\n", d.name, f.name,
+                         dtypeName(f.dtype), formatShape(f.shape),
+                         sourceText(f));
+
+  size_t nameWidth = 5, shapeWidth = 5;
+  for (const ParamInfo &p : m.params) {
+    nameWidth = std::max(nameWidth, p.name.size());
+    shapeWidth = std::max(shapeWidth, formatShape(p.shape).size());
+  }
+  out << fmt::format("\nparameters\n  {:<{}}  {:<5}  {:<{}}  {:>13}  init\n",
+                     "name", nameWidth, "dtype", "shape", shapeWidth, "count");
+  for (const ParamInfo &p : m.params)
+    out << fmt::format(
+        "  {:<{}}  {:<5}  {:<{}}  {:>13}  {}\n", p.name, nameWidth,
+        dtypeName(p.dtype), formatShape(p.shape), shapeWidth,
+        formatCount(int64_t(checkedElementCount(p.shape).value_or(0))),
+        initText(p));
+  out << fmt::format("  {:<{}}  {:>13}\n", "total", nameWidth + shapeWidth + 9,
+                     formatCount(m.parameterCount()));
+  out << fmt::format("\nmemory plan (CPU)\n  arena       {} ({} bytes)\n"
+                     "  persistent  {} ({} bytes)\n",
+                     formatBytes(m.arenaBytes), m.arenaBytes,
+                     formatBytes(m.persistentBytes), m.persistentBytes);
+}
+
+void describeJson(const Manifest &m, std::ostream &out) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["source_name"] = m.sourceName;
+  j["source_hash"] = m.sourceHash;
+  j["targets"] = m.targets;
+  Json train = Json::array();
+  for (const TrainInfo &e : m.train) {
+    const OptimizerInfo &o = e.optimizer;
+    const ScheduleInfo &s = e.schedule;
+    Json t = {{"name", e.name},          {"data", e.data},
+              {"batch", e.batch},        {"accumulate", e.accumulate},
+              {"steps", e.steps},        {"epochs", e.epochs},
+              {"seed", e.seed},          {"shuffle", e.shuffle},
+              {"precision", e.precision}};
+    t["optimizer"] = {{"kind", o.kind},         {"lr", o.lr},
+                      {"momentum", o.momentum}, {"weight_decay", o.weightDecay},
+                      {"nesterov", o.nesterov}, {"beta1", o.beta1},
+                      {"beta2", o.beta2},       {"eps", o.eps}};
+    t["schedule"] = {{"kind", s.kind},
+                     {"warmup", s.warmup},
+                     {"min_lr", s.minLr},
+                     {"every", s.every},
+                     {"gamma", s.gamma}};
+    t["grad_clip"] = e.hasGradClip ? Json(e.gradClip) : Json();
+    t["eval"] = e.evalData.empty() ? Json()
+                                   : Json{{"data", e.evalData},
+                                          {"every", e.evalEvery},
+                                          {"steps", e.evalSteps}};
+    t["checkpoint"] = e.checkpointEvery > 0 ? Json{{"every", e.checkpointEvery},
+                                                   {"dir", e.checkpointDir},
+                                                   {"keep", e.checkpointKeep}}
+                                            : Json();
+    t["log_every"] = e.logEvery;
+    t["outputs"] = e.outputs;
+    train.push_back(t);
+  }
+  j["train"] = train;
+  Json infer = Json::array();
+  for (const InferInfo &e : m.infer) {
+    Json i = {{"name", e.name}, {"batch", e.batch}};
+    for (auto [key, role, names] :
+         {std::make_tuple("inputs", Role::Input, &e.inputs),
+          std::make_tuple("outputs", Role::Output, &e.outputs)}) {
+      Json list = Json::array();
+      for (const std::string &n : *names) {
+        const BufferInfo *b = m.buffer(role, Phase::Infer, e.name, n);
+        list.push_back({{"name", n},
+                        {"dtype", b ? dtypeName(b->dtype) : ""},
+                        {"shape", b ? b->shape : std::vector<int64_t>()}});
+      }
+      i[key] = list;
+    }
+    infer.push_back(i);
+  }
+  j["infer"] = infer;
+  Json datasets = Json::array();
+  for (const DataSetInfo &d : m.datasets) {
+    Json fields = Json::array();
+    for (const FieldSpec &f : d.fields)
+      fields.push_back({{"name", f.name},
+                        {"dtype", dtypeName(f.dtype)},
+                        {"shape", f.shape},
+                        {"source", sourceText(f)}});
+    datasets.push_back({{"name", d.name}, {"fields", fields}});
+  }
+  j["datasets"] = datasets;
+  Json params = Json::array();
+  for (const ParamInfo &p : m.params)
+    params.push_back({{"name", p.name},
+                      {"dtype", dtypeName(p.dtype)},
+                      {"shape", p.shape},
+                      {"count", checkedElementCount(p.shape).value_or(0)},
+                      {"init", initName(p.init)},
+                      {"init_args", p.initArgs}});
+  j["parameters"] = params;
+  j["total_parameters"] = m.parameterCount();
+  j["memory"] = {{"device", "cpu"},
+                 {"arena_bytes", m.arenaBytes},
+                 {"persistent_bytes", m.persistentBytes}};
+  out << j.dump(2) << "\n";
+}
+
+} // namespace modelc::rt

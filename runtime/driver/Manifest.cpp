@@ -1,0 +1,316 @@
+// Verifies the embedded manifest and copies it into the plain structs of
+// Manifest.h, checking every offset, size and index the driver will trust.
+#include "runtime/driver/Manifest.h"
+
+#include "runtime/io/Shape.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace modelc::rt {
+
+namespace fb = modelc::manifest;
+
+namespace {
+
+Status corrupt(const std::string &what) {
+  return Status::error("internal error: the program's manifest is corrupt (" +
+                           what + "); rebuild it with modelc",
+                       kExitInternal);
+}
+
+std::string str(const flatbuffers::String *s) { return s ? s->str() : ""; }
+
+std::vector<std::string> strings(
+    const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *v) {
+  std::vector<std::string> out;
+  if (v)
+    for (const flatbuffers::String *s : *v)
+      out.push_back(str(s));
+  return out;
+}
+
+template <typename T> std::vector<T> values(const flatbuffers::Vector<T> *v) {
+  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+}
+
+template <typename E> bool inRange(E e, E lo, E hi) {
+  return !flatbuffers::IsOutRange(e, lo, hi);
+}
+
+Result<DType> dtypeOf(fb::DType d, const std::string &what) {
+  if (!inRange(d, fb::DType::MIN, fb::DType::MAX))
+    return corrupt("unknown dtype of " + what);
+  return static_cast<DType>(static_cast<int>(d));
+}
+
+FieldSpec::Kind kindOf(fb::SourceKind k) {
+  return static_cast<FieldSpec::Kind>(static_cast<int>(k));
+}
+
+Status copyBuffers(const fb::Program &p, Manifest &m) {
+  if (!p.buffers())
+    return Status();
+  for (const fb::Buffer *b : *p.buffers()) {
+    BufferInfo info;
+    info.name = str(b->name());
+    if (!inRange(b->role(), fb::Role::MIN, fb::Role::MAX) ||
+        !inRange(b->phase(), fb::Phase::MIN, fb::Phase::MAX))
+      return corrupt("buffer " + info.name + " has an unknown role or phase");
+    info.role = b->role();
+    info.phase = b->phase();
+    info.entry = str(b->entry());
+    info.key = str(b->key());
+    Result<DType> dtype = dtypeOf(b->dtype(), "buffer " + info.name);
+    if (!dtype)
+      return dtype.status();
+    info.dtype = *dtype;
+    info.shape = values(b->shape());
+    info.offset = b->offset();
+    info.bytes = b->bytes();
+    std::optional<uint64_t> bytes = checkedByteSize(info.shape, info.dtype);
+    if (!bytes || *bytes != info.bytes)
+      return corrupt("buffer " + info.name + " has " +
+                     std::to_string(info.bytes) + " bytes for shape " +
+                     formatShape(info.shape));
+    if (info.offset % 64 != 0 || info.offset > m.arenaBytes ||
+        info.bytes > m.arenaBytes - info.offset)
+      return corrupt("buffer " + info.name + " lies outside the arena");
+    m.buffers.push_back(std::move(info));
+  }
+  return Status();
+}
+
+Status copyParams(const fb::Program &p, Manifest &m) {
+  if (!p.params())
+    return Status();
+  for (const fb::Param *q : *p.params()) {
+    ParamInfo info;
+    info.name = str(q->name());
+    Result<DType> dtype = dtypeOf(q->dtype(), "parameter " + info.name);
+    if (!dtype)
+      return dtype.status();
+    info.dtype = *dtype;
+    info.shape = values(q->shape());
+    if (!inRange(q->init(), fb::InitKind::MIN, fb::InitKind::MAX))
+      return corrupt("parameter " + info.name + " has an unknown initialiser");
+    info.init = q->init();
+    info.initArgs = values(q->init_args());
+    info.buffer = q->buffer();
+    if (info.buffer >= m.buffers.size())
+      return corrupt("parameter " + info.name + " has no buffer");
+    const BufferInfo &b = m.buffers[info.buffer];
+    if (b.role != Role::Param || b.dtype != info.dtype || b.shape != info.shape)
+      return corrupt("parameter " + info.name + " and its buffer " + b.name +
+                     " disagree");
+    m.params.push_back(std::move(info));
+  }
+  return Status();
+}
+
+Status copyDataSets(const fb::Program &p, Manifest &m) {
+  if (!p.datasets())
+    return Status();
+  for (const fb::DataSet *d : *p.datasets()) {
+    DataSetInfo set;
+    set.name = str(d->name());
+    if (d->fields())
+      for (const fb::Field *f : *d->fields()) {
+        FieldSpec spec;
+        spec.name = str(f->name());
+        Result<DType> dtype = dtypeOf(f->dtype(), "field " + spec.name);
+        if (!dtype)
+          return dtype.status();
+        spec.dtype = *dtype;
+        spec.shape = values(f->shape());
+        if (!inRange(f->source(), fb::SourceKind::MIN, fb::SourceKind::MAX) ||
+            !inRange(f->inner(), fb::SourceKind::MIN, fb::SourceKind::MAX))
+          return corrupt("field " + spec.name + " has an unknown source");
+        spec.kind = kindOf(f->source());
+        spec.inner = kindOf(f->inner());
+        spec.path = str(f->path());
+        spec.key = str(f->key());
+        set.fields.push_back(std::move(spec));
+      }
+    m.datasets.push_back(std::move(set));
+  }
+  return Status();
+}
+
+Status copyFunctions(const fb::Program &p, Manifest &m, const modelc_fn *table,
+                     size_t tableSize) {
+  if (!p.functions())
+    return Status();
+  for (const fb::Function *f : *p.functions()) {
+    FunctionInfo info;
+    info.symbol = str(f->symbol());
+    if (!inRange(f->kind(), fb::FunctionKind::MIN, fb::FunctionKind::MAX))
+      return corrupt("function " + info.symbol + " has an unknown kind");
+    info.kind = f->kind();
+    info.entry = str(f->entry());
+    if (f->index() >= tableSize || !table[f->index()])
+      return corrupt("function " + info.symbol + " is not in the table");
+    info.fn = table[f->index()];
+    m.functions.push_back(std::move(info));
+  }
+  return Status();
+}
+
+Status copyEntries(const fb::Program &p, Manifest &m) {
+  if (p.train())
+    for (const fb::TrainEntry *t : *p.train()) {
+      TrainInfo e;
+      e.name = str(t->name());
+      e.data = str(t->data());
+      e.batch = t->batch();
+      e.accumulate = t->accumulate();
+      e.epochs = t->epochs();
+      e.steps = t->steps();
+      e.seed = t->seed();
+      e.shuffle = t->shuffle();
+      e.precision = str(t->precision());
+      if (const fb::Optimizer *o = t->optimizer())
+        e.optimizer = {str(o->kind()),    o->lr(),       o->momentum(),
+                       o->weight_decay(), o->nesterov(), o->beta1(),
+                       o->beta2(),        o->eps()};
+      if (const fb::Schedule *s = t->schedule())
+        e.schedule = {str(s->kind()), s->warmup(), s->min_lr(), s->every(),
+                      s->gamma()};
+      e.gradClip = t->grad_clip();
+      e.hasGradClip = t->has_grad_clip();
+      e.evalData = str(t->eval_data());
+      e.evalEvery = t->eval_every();
+      e.evalSteps = t->eval_steps();
+      e.checkpointEvery = t->checkpoint_every();
+      e.checkpointDir = str(t->checkpoint_dir());
+      e.checkpointKeep = t->checkpoint_keep();
+      e.logEvery = t->log_every();
+      e.outputs = strings(t->outputs());
+      if (e.batch < 1 || e.accumulate < 1 || e.logEvery < 1 || e.seed < 0 ||
+          e.epochs < 0 || e.steps < 0 || e.evalEvery < 0 || e.evalSteps < 0 ||
+          e.checkpointEvery < 0 || e.checkpointKeep < 0)
+        return corrupt("train entry " + e.name + " has invalid settings");
+      if (!m.dataSet(e.data) || (!e.evalData.empty() && !m.dataSet(e.evalData)))
+        return corrupt("train entry " + e.name + " names an unknown data set");
+      m.train.push_back(std::move(e));
+    }
+  if (p.infer())
+    for (const fb::InferEntry *i : *p.infer()) {
+      InferInfo e{str(i->name()), i->batch(), strings(i->inputs()),
+                  strings(i->outputs())};
+      if (e.batch < 1)
+        return corrupt("infer entry " + e.name + " has no batch");
+      m.infer.push_back(std::move(e));
+    }
+  return Status();
+}
+
+} // namespace
+
+Result<Manifest> Manifest::load(const uint8_t *data, size_t size,
+                                const modelc_fn *table, size_t tableSize) {
+  // The verifier checks alignment, and nothing promises that the object
+  // file's array is aligned: verify and read an aligned copy.
+  std::vector<uint64_t> aligned((size + 7) / 8);
+  if (size)
+    std::memcpy(aligned.data(), data, size);
+  const auto *bytes = reinterpret_cast<const uint8_t *>(aligned.data());
+  flatbuffers::Verifier verifier(bytes, size);
+  if (!size || !fb::VerifyProgramBuffer(verifier))
+    return corrupt("the flatbuffer does not verify");
+  const fb::Program &p = *fb::GetProgram(bytes);
+  if (p.version() != 1)
+    return corrupt(
+        fmt::format("version {}, this runtime reads version 1", p.version()));
+  Manifest m;
+  m.version = p.version();
+  m.sourceName = str(p.source_name());
+  m.sourceHash = str(p.source_hash());
+  m.targets = strings(p.targets());
+  m.arenaBytes = p.arena_bytes();
+  m.persistentBytes = p.persistent_bytes();
+  MODELC_RETURN_IF_ERROR(copyBuffers(p, m));
+  MODELC_RETURN_IF_ERROR(copyParams(p, m));
+  MODELC_RETURN_IF_ERROR(copyDataSets(p, m));
+  MODELC_RETURN_IF_ERROR(copyFunctions(p, m, table, tableSize));
+  MODELC_RETURN_IF_ERROR(copyEntries(p, m));
+  return m;
+}
+
+namespace {
+template <typename Entry>
+Result<const Entry *> findEntry(const std::vector<Entry> &entries,
+                                const std::string &name, const char *kind) {
+  if (name.empty() && !entries.empty())
+    return &entries.front();
+  std::string names;
+  for (const Entry &e : entries) {
+    if (e.name == name)
+      return &e;
+    names += (names.empty() ? "" : ", ") + e.name;
+  }
+  if (entries.empty())
+    return Status::error(fmt::format("this program has no {} entry", kind));
+  return Status::error(fmt::format("no {} entry named '{}'; the {} entries "
+                                   "are: {}",
+                                   kind, name, kind, names));
+}
+} // namespace
+
+Result<const TrainInfo *> Manifest::trainEntry(const std::string &name) const {
+  return findEntry(train, name, "train");
+}
+
+Result<const InferInfo *> Manifest::inferEntry(const std::string &name) const {
+  return findEntry(infer, name, "infer");
+}
+
+const DataSetInfo *Manifest::dataSet(const std::string &name) const {
+  for (const DataSetInfo &d : datasets)
+    if (d.name == name)
+      return &d;
+  return nullptr;
+}
+
+const BufferInfo *Manifest::buffer(Role role, Phase phase,
+                                   const std::string &entry,
+                                   const std::string &key) const {
+  for (const BufferInfo &b : buffers)
+    if (b.role == role && b.phase == phase && b.entry == entry && b.key == key)
+      return &b;
+  return nullptr;
+}
+
+std::vector<const BufferInfo *>
+Manifest::buffersOf(Role role, Phase phase, const std::string &entry) const {
+  std::vector<const BufferInfo *> out;
+  for (const BufferInfo &b : buffers)
+    if (b.role == role && b.phase == phase && b.entry == entry)
+      out.push_back(&b);
+  return out;
+}
+
+modelc_fn Manifest::function(FunctionKind kind,
+                             const std::string &entry) const {
+  for (const FunctionInfo &f : functions)
+    if (f.kind == kind && f.entry == entry)
+      return f.fn;
+  return nullptr;
+}
+
+bool Manifest::hasTarget(const std::string &target) const {
+  return std::find(targets.begin(), targets.end(), target) != targets.end();
+}
+
+int64_t Manifest::parameterCount() const {
+  int64_t total = 0;
+  for (const ParamInfo &p : params)
+    total += int64_t(checkedElementCount(p.shape).value_or(0));
+  return total;
+}
+
+const char *roleName(Role role) { return fb::EnumNameRole(role); }
+
+} // namespace modelc::rt

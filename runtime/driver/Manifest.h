@@ -1,0 +1,135 @@
+// The program's manifest (schema/manifest.fbs) as plain values: verified,
+// checked against the arena and the function table, and copied once, so that
+// the rest of the driver never reads a flatbuffer or trusts an offset.
+#pragma once
+
+#include "manifest_generated.h"
+#include "runtime/data/Source.h"
+#include "runtime/io/DType.h"
+#include "runtime/support/Status.h"
+
+#include <modelc/ProgramABI.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace modelc::rt {
+
+using Role = modelc::manifest::Role;
+using Phase = modelc::manifest::Phase;
+using InitKind = modelc::manifest::InitKind;
+using FunctionKind = modelc::manifest::FunctionKind;
+
+/// A named tensor of the arena; `offset + bytes <= arena_bytes` is checked.
+struct BufferInfo {
+  std::string name;
+  Role role;
+  Phase phase;
+  std::string entry;
+  std::string key;
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
+struct ParamInfo {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  InitKind init;
+  std::vector<double> initArgs;
+  size_t buffer; // index into Manifest::buffers
+};
+
+struct DataSetInfo {
+  std::string name;
+  std::vector<FieldSpec> fields;
+};
+
+struct FunctionInfo {
+  std::string symbol;
+  FunctionKind kind;
+  std::string entry;
+  modelc_fn fn;
+};
+
+struct OptimizerInfo {
+  std::string kind;
+  double lr = 0, momentum = 0, weightDecay = 0;
+  bool nesterov = false;
+  double beta1 = 0, beta2 = 0, eps = 0;
+};
+
+struct ScheduleInfo {
+  std::string kind;
+  int64_t warmup = 0;
+  double minLr = 0;
+  int64_t every = 0;
+  double gamma = 0;
+};
+
+struct TrainInfo {
+  std::string name, data;
+  int64_t batch = 0, accumulate = 1, epochs = 0, steps = 0, seed = 0;
+  bool shuffle = true;
+  std::string precision;
+  OptimizerInfo optimizer;
+  ScheduleInfo schedule;
+  double gradClip = 0;
+  bool hasGradClip = false;
+  std::string evalData;
+  int64_t evalEvery = 0, evalSteps = 0;
+  int64_t checkpointEvery = 0;
+  std::string checkpointDir;
+  int64_t checkpointKeep = 0;
+  int64_t logEvery = 10;
+  std::vector<std::string> outputs; // "loss", then the metrics
+};
+
+struct InferInfo {
+  std::string name;
+  int64_t batch = 0;
+  std::vector<std::string> inputs, outputs;
+};
+
+struct Manifest {
+  uint32_t version = 0;
+  std::string sourceName, sourceHash;
+  std::vector<std::string> targets;
+  uint64_t arenaBytes = 0, persistentBytes = 0;
+  std::vector<TrainInfo> train;
+  std::vector<InferInfo> infer;
+  std::vector<ParamInfo> params;
+  std::vector<DataSetInfo> datasets;
+  std::vector<BufferInfo> buffers;
+  std::vector<FunctionInfo> functions;
+
+  /// Verifies and copies a manifest; any inconsistency is an internal error
+  /// (exit 1), since modelc wrote it.
+  static Result<Manifest> load(const uint8_t *data, size_t size,
+                               const modelc_fn *table, size_t tableSize);
+
+  /// The entry called `name`, or the first one when `name` is empty; a
+  /// usage error lists the entries otherwise.
+  Result<const TrainInfo *> trainEntry(const std::string &name) const;
+  Result<const InferInfo *> inferEntry(const std::string &name) const;
+  const DataSetInfo *dataSet(const std::string &name) const;
+  const BufferInfo *buffer(Role role, Phase phase, const std::string &entry,
+                           const std::string &key) const;
+  std::vector<const BufferInfo *> buffersOf(Role role, Phase phase,
+                                            const std::string &entry) const;
+  /// Null when the program has no such function.
+  modelc_fn function(FunctionKind kind, const std::string &entry) const;
+  bool hasTarget(const std::string &target) const;
+  const BufferInfo &paramBuffer(const ParamInfo &param) const {
+    return buffers[param.buffer];
+  }
+  int64_t parameterCount() const;
+};
+
+/// "Param", "Input", ... for messages.
+const char *roleName(Role role);
+
+} // namespace modelc::rt

@@ -1,0 +1,95 @@
+// Step, eval and JSON log lines (see RunLog.h and docs/runtime/cli.md).
+#include "runtime/driver/RunLog.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace modelc::rt {
+
+namespace {
+constexpr int kBarWidth = 24;
+} // namespace
+
+Result<RunLog> RunLog::open(ProgramIO &io, const std::string &path, bool append,
+                            int64_t totalSteps, std::vector<std::string> names,
+                            bool tokens) {
+  RunLog log(io);
+  log.path_ = path;
+  log.totalSteps_ = totalSteps;
+  log.names_ = std::move(names);
+  log.tokens_ = tokens;
+  if (!path.empty()) {
+    log.file_ = std::make_unique<std::ofstream>(path, append ? std::ios::app
+                                                             : std::ios::trunc);
+    if (!*log.file_)
+      return Status::error(fmt::format("--log {}: cannot open for writing: {}",
+                                       path, std::strerror(errno)));
+  }
+  return log;
+}
+
+void RunLog::step(const StepRecord &r) {
+  std::string text =
+      fmt::format("{}/{} loss {:.4f}", r.step, totalSteps_, r.loss);
+  for (size_t i = 0; i < r.metrics.size(); ++i)
+    text += fmt::format(" {} {:.4f}", names_[i + 1], r.metrics[i]);
+  if (r.lr)
+    text += fmt::format(" lr {:.1e}", *r.lr);
+  text += fmt::format(" {} {:.0f}", tokens_ ? "tokens/s" : "samples/s",
+                      r.throughput);
+  if (io_->outIsTerminal) {
+    int filled = int(kBarWidth * r.step / std::max<int64_t>(totalSteps_, 1));
+    io_->out << "\r[" << std::string(size_t(filled), '=')
+             << std::string(size_t(kBarWidth - filled), ' ') << "] " << text
+             << "\x1b[K" << std::flush;
+    barOpen_ = true;
+  } else {
+    io_->out << "step " << text << "\n" << std::flush;
+  }
+
+  nlohmann::ordered_json j;
+  j["step"] = r.step;
+  j["loss"] = r.loss;
+  for (size_t i = 0; i < r.metrics.size(); ++i)
+    j[names_[i + 1]] = r.metrics[i];
+  if (r.lr)
+    j["lr"] = *r.lr;
+  j[tokens_ ? "tokens_per_s" : "samples_per_s"] = r.throughput;
+  if (r.gradNorm)
+    j["grad_norm"] = *r.gradNorm;
+  writeJson(j.dump());
+}
+
+void RunLog::eval(std::optional<int64_t> step,
+                  const std::vector<double> &values) {
+  endBar();
+  std::string text = step ? fmt::format("eval step {}", *step) : "eval";
+  nlohmann::ordered_json j;
+  if (step)
+    j["step"] = *step;
+  j["eval"] = true;
+  for (size_t i = 0; i < values.size(); ++i) {
+    text += fmt::format(" {} {:.4f}", names_[i], values[i]);
+    j[names_[i]] = values[i];
+  }
+  io_->out << text << "\n" << std::flush;
+  writeJson(j.dump());
+}
+
+void RunLog::finish() { endBar(); }
+
+void RunLog::endBar() {
+  if (barOpen_)
+    io_->out << "\n" << std::flush;
+  barOpen_ = false;
+}
+
+void RunLog::writeJson(const std::string &line) {
+  if (file_)
+    *file_ << line << "\n" << std::flush;
+}
+
+} // namespace modelc::rt

@@ -1,0 +1,212 @@
+// `--set KEY=VALUE` (spec §10): parsing and range checks of each settable key
+// (the checks torch.optim makes), and the hyper values of docs/pipeline.md.
+#include "runtime/driver/Settings.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+
+namespace modelc::rt {
+
+namespace {
+
+std::optional<int64_t> parseInt(const std::string &s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+    return std::nullopt;
+  return v;
+}
+
+std::optional<double> parseReal(const std::string &s) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])))
+    return std::nullopt;
+  char *end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
+
+constexpr int64_t kMaxSeed = int64_t(1) << 53; // exact as the f64 hyper
+
+// One settable key: `apply` parses VALUE into the settings or returns what
+// the value should be.
+struct Key {
+  const char *name;
+  std::function<std::optional<std::string>(const std::string &, RunSettings &)>
+      apply;
+};
+
+Key real(const char *name, double RunSettings::*field, double lo, bool openLo,
+         double hi, const char *expected) {
+  return {
+      name,
+      [=](const std::string &s, RunSettings &r) -> std::optional<std::string> {
+        std::optional<double> v = parseReal(s);
+        if (!v || *v < lo || (openLo && *v == lo) || *v >= hi)
+          return std::string(expected);
+        r.*field = *v;
+        return std::nullopt;
+      }};
+}
+
+Key integer(const char *name, int64_t RunSettings::*field, int64_t lo,
+            const char *expected) {
+  return {
+      name,
+      [=](const std::string &s, RunSettings &r) -> std::optional<std::string> {
+        std::optional<int64_t> v = parseInt(s);
+        if (!v || *v < lo)
+          return std::string(expected);
+        r.*field = *v;
+        return std::nullopt;
+      }};
+}
+
+const std::vector<Key> &keys() {
+  constexpr double inf = HUGE_VAL;
+  static const std::vector<Key> table = {
+      real("lr", &RunSettings::lr, 0, false, inf, "a number >= 0"),
+      real("weight_decay", &RunSettings::weightDecay, 0, false, inf,
+           "a number >= 0"),
+      real("momentum", &RunSettings::momentum, 0, false, inf, "a number >= 0"),
+      real("beta1", &RunSettings::beta1, 0, false, 1, "a number in [0, 1)"),
+      real("beta2", &RunSettings::beta2, 0, false, 1, "a number in [0, 1)"),
+      real("eps", &RunSettings::eps, 0, false, inf, "a number >= 0"),
+      real("grad_clip", &RunSettings::gradClip, 0, false, inf,
+           "a number >= 0 (0 = off)"),
+      {"shuffle",
+       [](const std::string &s, RunSettings &r) -> std::optional<std::string> {
+         if (s == "true" || s == "1")
+           r.shuffle = true;
+         else if (s == "false" || s == "0")
+           r.shuffle = false;
+         else
+           return std::string("true or false");
+         return std::nullopt;
+       }},
+      integer("warmup", &RunSettings::warmup, 0, "an integer >= 0"),
+      real("min_lr", &RunSettings::minLr, 0, false, inf, "a number >= 0"),
+      integer("every", &RunSettings::every, 1, "an integer >= 1"),
+      real("gamma", &RunSettings::gamma, 0, true, inf, "a number > 0"),
+      {"seed",
+       [](const std::string &s, RunSettings &r) -> std::optional<std::string> {
+         std::optional<int64_t> v = parseInt(s);
+         if (!v || *v < 0 || *v > kMaxSeed)
+           return fmt::format("an integer from 0 to {}", kMaxSeed);
+         r.seed = uint64_t(*v);
+         return std::nullopt;
+       }},
+      integer("log.every", &RunSettings::logEvery, 1, "an integer >= 1"),
+      {"eval.every",
+       [](const std::string &s, RunSettings &r) -> std::optional<std::string> {
+         std::optional<int64_t> v = s == "epoch" ? 0 : parseInt(s);
+         if (!v || *v < 0)
+           return std::string("an integer >= 1, or 0 or 'epoch' for every "
+                              "epoch");
+         r.evalEvery = *v;
+         return std::nullopt;
+       }},
+      integer("eval.steps", &RunSettings::evalSteps, 0,
+              "an integer >= 0 (0 = the whole eval set)"),
+      integer("checkpoint.every", &RunSettings::checkpointEvery, 0,
+              "an integer >= 0 (0 = only at the end)"),
+  };
+  return table;
+}
+
+std::string validKeys() {
+  std::string out;
+  for (const std::string &k : settableKeys())
+    out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+} // namespace
+
+const std::vector<std::string> &settableKeys() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const Key &k : keys())
+      v.push_back(k.name);
+    return v;
+  }();
+  return names;
+}
+
+Result<RunSettings> resolveSettings(const TrainInfo &entry,
+                                    const std::vector<std::string> &sets,
+                                    std::optional<uint64_t> seed) {
+  RunSettings r;
+  r.lr = entry.optimizer.lr;
+  r.weightDecay = entry.optimizer.weightDecay;
+  r.momentum = entry.optimizer.momentum;
+  r.beta1 = entry.optimizer.beta1;
+  r.beta2 = entry.optimizer.beta2;
+  r.eps = entry.optimizer.eps;
+  r.gradClip = entry.hasGradClip ? entry.gradClip : 0;
+  r.minLr = entry.schedule.minLr;
+  r.gamma = entry.schedule.gamma;
+  r.warmup = entry.schedule.warmup;
+  r.every = entry.schedule.every;
+  r.seed = uint64_t(entry.seed);
+  r.shuffle = entry.shuffle;
+  r.logEvery = entry.logEvery;
+  r.evalEvery = entry.evalEvery;
+  r.evalSteps = entry.evalSteps;
+  r.checkpointEvery = entry.checkpointEvery;
+  for (const std::string &set : sets) {
+    size_t eq = set.find('=');
+    if (eq == std::string::npos)
+      return Status::error(fmt::format(
+          "--set '{}': expected KEY=VALUE; valid keys: {}", set, validKeys()));
+    std::string key = set.substr(0, eq), value = set.substr(eq + 1);
+    const Key *found = nullptr;
+    for (const Key &k : keys())
+      if (key == k.name)
+        found = &k;
+    if (!found)
+      return Status::error(fmt::format(
+          "--set {}: unknown key '{}'; valid keys: {}", set, key, validKeys()));
+    if (std::optional<std::string> expected = found->apply(value, r))
+      return Status::error(
+          fmt::format("--set {}: bad value '{}', {} takes {}; valid keys: {}",
+                      set, value, key, *expected, validKeys()));
+  }
+  if (seed)
+    r.seed = *seed;
+  return r;
+}
+
+Result<double> hyperValue(const RunSettings &s, const std::string &key,
+                          const StepCounters &c) {
+  const std::pair<const char *, double> values[] = {
+      {"step", double(c.step)},
+      {"total_steps", double(c.totalSteps)},
+      {"lr", s.lr},
+      {"weight_decay", s.weightDecay},
+      {"momentum", s.momentum},
+      {"beta1", s.beta1},
+      {"beta2", s.beta2},
+      {"eps", s.eps},
+      {"grad_clip", s.gradClip},
+      {"warmup", double(s.warmup)},
+      {"min_lr", s.minLr},
+      {"every", double(s.every)},
+      {"gamma", s.gamma},
+      {"seed", double(s.seed)},
+      {"rng_counter", double(c.rngCounter)},
+  };
+  for (const auto &[name, value] : values)
+    if (key == name)
+      return value;
+  return Status::error("internal error: the manifest has a hyper buffer '" +
+                           key + "' this runtime does not know",
+                       kExitInternal);
+}
+
+} // namespace modelc::rt

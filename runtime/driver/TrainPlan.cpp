@@ -1,0 +1,149 @@
+// Resolving a training run: which entry, which settings, which data, how
+// many steps, where checkpoints go; every usage error is found here, before
+// the arena exists.
+#include "runtime/driver/TrainPlan.h"
+
+#include "runtime/data/BatchOrder.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace modelc::rt {
+
+namespace {
+
+Status internal(const std::string &what) {
+  return Status::error("internal error: " + what, kExitInternal);
+}
+
+Result<int64_t> runLength(const TrainInfo &e, const CommandLine &cl,
+                          int64_t stepsPerEpoch) {
+  int64_t epochs = cl.epochs ? *cl.epochs : e.epochs;
+  if (cl.steps)
+    return *cl.steps;
+  if (!cl.epochs && e.steps > 0)
+    return e.steps;
+  if (epochs <= 0)
+    return internal("train entry '" + e.name +
+                    "' has neither steps nor "
+                    "epochs");
+  if (epochs > std::numeric_limits<int64_t>::max() / stepsPerEpoch)
+    return Status::error(fmt::format("--epochs {}: too many steps", epochs));
+  return epochs * stepsPerEpoch;
+}
+
+Status resolveCheckpoints(const TrainInfo &e, const CommandLine &cl,
+                          const RunSettings &settings, CheckpointConfig &ck) {
+  ck.dir = cl.checkpointDir.empty() ? e.checkpointDir : cl.checkpointDir;
+  ck.every = cl.checkpointEvery.value_or(settings.checkpointEvery);
+  ck.keep = e.checkpointKeep;
+  if (ck.dir.empty() && ck.every > 0)
+    ck.dir = "checkpoints";
+  if (!cl.resume)
+    return Status();
+  if (!cl.init.empty())
+    return Status::error("--init and --resume: give one of them (a resumed "
+                         "run takes its parameters from the checkpoint)");
+  std::string from = cl.resumeDir.empty() ? ck.dir : cl.resumeDir;
+  if (from.empty())
+    return Status::error("--resume: no checkpoint directory; give --resume D "
+                         "or --checkpoint-dir D");
+  if (ck.dir.empty())
+    ck.dir = from;
+  Result<std::string> newest = newestCheckpoint(from);
+  if (!newest)
+    return newest.status();
+  ck.resumeFrom = *newest;
+  return Status();
+}
+
+Status bindFunctionsAndOutputs(const Manifest &m, TrainPlan &p) {
+  const std::string &name = p.entry->name;
+  p.fwdBwd = m.function(FunctionKind::FwdBwd, name);
+  p.update = m.function(FunctionKind::Update, name);
+  if (!p.fwdBwd || !p.update)
+    return internal("train entry '" + name +
+                    "' lacks its fwd_bwd or update function");
+  if (p.entry->outputs.empty() || p.entry->outputs.front() != "loss")
+    return internal("train entry '" + name + "' does not output 'loss' first");
+  Result<std::vector<const BufferInfo *>> outputs =
+      scalarOutputs(m, Phase::Train, name, p.entry->outputs);
+  if (!outputs)
+    return outputs.status();
+  p.outputs = outputs.take();
+  for (const char *key : {"lr", "grad_norm"}) {
+    if (!m.buffer(Role::Output, Phase::Train, name, key))
+      continue;
+    Result<std::vector<const BufferInfo *>> b =
+        scalarOutputs(m, Phase::Train, name, {key});
+    if (!b)
+      return b.status();
+    (std::string(key) == "lr" ? p.lr : p.gradNorm) = b->front();
+  }
+  Result<Hypers> hypers = Hypers::bind(m, name, p.settings);
+  if (!hypers)
+    return hypers.status();
+  p.hypers.emplace(hypers.take());
+  return Status();
+}
+
+} // namespace
+
+Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
+  TrainPlan p;
+  Result<const TrainInfo *> entry = m.trainEntry(cl.entry);
+  if (!entry)
+    return entry.status();
+  p.entry = *entry;
+  const TrainInfo &e = *p.entry;
+  Result<RunSettings> settings = resolveSettings(e, cl.sets, cl.seed);
+  if (!settings)
+    return settings.status();
+  p.settings = *settings;
+  MODELC_RETURN_IF_ERROR(bindFunctionsAndOutputs(m, p));
+
+  Result<BoundData> data = BoundData::open(m, e.data, cl.data, "--data",
+                                           Phase::Train, e.name, e.batch);
+  if (!data)
+    return data.status();
+  p.data.emplace(data.take());
+
+  p.globalBatch = e.batch * e.accumulate * cl.ranks;
+  p.stepsPerEpoch = BatchOrder(p.data->numSamples(), p.globalBatch,
+                               p.settings.shuffle, p.settings.seed)
+                        .batchesPerEpoch();
+  if (p.stepsPerEpoch == 0)
+    return Status::error(fmt::format(
+        "data set '{}' has {} samples, fewer than one step's batch {} x "
+        "accumulate {} x ranks {} = {}",
+        p.data->name(), p.data->numSamples(), e.batch, e.accumulate, cl.ranks,
+        p.globalBatch));
+  Result<int64_t> total = runLength(e, cl, p.stepsPerEpoch);
+  if (!total)
+    return total.status();
+  p.totalSteps = *total;
+  const std::string &schedule = e.schedule.kind;
+  if ((schedule == "warmup_cosine" || schedule == "linear") &&
+      p.settings.warmup >= p.totalSteps)
+    return Status::error(fmt::format(
+        "the {} schedule's warmup ({} steps) must be shorter than the run "
+        "({} steps)",
+        schedule, p.settings.warmup, p.totalSteps));
+
+  if (!e.evalData.empty()) {
+    Result<Evaluator> evaluator =
+        Evaluator::open(m, e, cl.evalData, cl.data, false);
+    if (!evaluator)
+      return evaluator.status();
+    p.evaluator.emplace(evaluator.take());
+  } else if (!cl.evalData.empty()) {
+    return Status::error("--eval-data: train entry '" + e.name +
+                         "' has no eval");
+  }
+  MODELC_RETURN_IF_ERROR(resolveCheckpoints(e, cl, p.settings, p.checkpoint));
+  p.tensors = {parameterBuffers(m), stateBuffers(m, e.name)};
+  return p;
+}
+
+} // namespace modelc::rt

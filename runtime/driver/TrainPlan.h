@@ -1,0 +1,40 @@
+// Everything a training run needs, resolved and checked before the first
+// step: the entry and its settings, functions, bound data, eval, run
+// length and checkpoint configuration.
+#pragma once
+
+#include "runtime/driver/Checkpoint.h"
+#include "runtime/driver/Evaluate.h"
+
+#include <optional>
+
+namespace modelc::rt {
+
+struct CheckpointConfig {
+  std::string dir; // empty: checkpointing off
+  int64_t every = 0;
+  int64_t keep = 0;
+  std::string resumeFrom; // a D/step_N directory when resuming
+};
+
+struct TrainPlan {
+  const TrainInfo *entry = nullptr;
+  RunSettings settings;
+  modelc_fn fwdBwd = nullptr, update = nullptr;
+  std::optional<BoundData> data;
+  std::optional<Evaluator> evaluator;
+  std::optional<Hypers> hypers;
+  std::vector<const BufferInfo *> outputs; // "loss", then the metrics
+  const BufferInfo *lr = nullptr;          // optional outputs of update
+  const BufferInfo *gradNorm = nullptr;
+  int64_t globalBatch = 0; // batch × accumulate × ranks
+  int64_t stepsPerEpoch = 0;
+  int64_t totalSteps = 0;
+  CheckpointConfig checkpoint;
+  CheckpointTensors tensors;
+};
+
+/// Resolves the train command's entry, flags and data (spec §10).
+Result<TrainPlan> planTraining(const Manifest &manifest, const CommandLine &cl);
+
+} // namespace modelc::rt

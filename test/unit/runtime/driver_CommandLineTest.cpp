@@ -1,0 +1,143 @@
+// The program's command line (spec §10): what each command parses to, and
+// every usage error exiting 2 with one message that names the problem.
+#include "driver_TestProgram.h"
+
+#include "runtime/driver/CommandLine.h"
+
+namespace modelc::rt::test {
+namespace {
+
+CommandLine parse(std::vector<std::string> args) {
+  Result<CommandLine> cl = parseCommandLine("prog", std::move(args));
+  EXPECT_TRUE(cl.ok()) << cl.status().message();
+  return cl.ok() ? *cl : CommandLine();
+}
+
+TEST(DriverCommandLine, TrainIsTheDefaultCommand) {
+  CommandLine cl = parse({"--steps", "5", "--set", "lr=0.1", "--set",
+                          "shuffle=false", "--data", "x=a.npy", "--seed", "3"});
+  EXPECT_EQ(cl.command, Command::Train);
+  EXPECT_EQ(cl.entry, "");
+  EXPECT_EQ(cl.steps, 5);
+  EXPECT_EQ(cl.sets, (std::vector<std::string>{"lr=0.1", "shuffle=false"}));
+  ASSERT_EQ(cl.data.size(), 1u);
+  EXPECT_EQ(cl.data[0].field, "x");
+  EXPECT_EQ(cl.data[0].path, "a.npy");
+  EXPECT_EQ(cl.seed, 3u);
+  EXPECT_FALSE(cl.resume);
+}
+
+TEST(DriverCommandLine, TrainTakesAnEntryNameAndOptionalResumeDir) {
+  CommandLine bare = parse({"train", "fit", "--resume"});
+  EXPECT_EQ(bare.entry, "fit");
+  EXPECT_TRUE(bare.resume);
+  EXPECT_EQ(bare.resumeDir, "");
+  CommandLine withDir = parse({"--resume", "ckpt", "--steps", "2"});
+  EXPECT_TRUE(withDir.resume);
+  EXPECT_EQ(withDir.resumeDir, "ckpt");
+  EXPECT_EQ(withDir.steps, 2);
+}
+
+TEST(DriverCommandLine, EvalInferDescribe) {
+  CommandLine e = parse({"eval", "--weights", "w.safetensors", "--log", "l"});
+  EXPECT_EQ(e.command, Command::Eval);
+  EXPECT_EQ(e.weights, "w.safetensors");
+  CommandLine i =
+      parse({"infer", "predict", "--weights", "w", "--input", "x=a.npy",
+             "--input", "z=b.npz:k", "--output", "o.npz"});
+  EXPECT_EQ(i.command, Command::Infer);
+  EXPECT_EQ(i.entry, "predict");
+  ASSERT_EQ(i.inputs.size(), 2u);
+  EXPECT_EQ(i.inputs[1].path, "b.npz:k");
+  EXPECT_EQ(i.output, "o.npz");
+  CommandLine d = parse({"describe", "--json"});
+  EXPECT_EQ(d.command, Command::Describe);
+  EXPECT_TRUE(d.json);
+}
+
+TEST(DriverCommandLine, HelpListsCommandsAndOptions) {
+  CommandLine top = parse({"--help"});
+  EXPECT_EQ(top.command, Command::Help);
+  for (const char *c : {"train", "eval", "infer", "describe"})
+    EXPECT_NE(top.help.find(c), std::string::npos) << c;
+  CommandLine train = parse({"train", "--help"});
+  EXPECT_NE(train.help.find("--checkpoint-every"), std::string::npos);
+}
+
+class DriverUsage : public DriverTest {
+protected:
+  // Runs `args`, expects exit 2 and an error naming `expected`.
+  void expectUsage(const std::vector<std::string> &args,
+                   const std::string &expected) {
+    RunResult r = run(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("linear: error: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+};
+
+TEST_F(DriverUsage, BadFlagsAndValues) {
+  expectUsage({"--bogus"}, "--bogus");
+  expectUsage({"--steps", "0"}, "--steps");
+  expectUsage({"--steps", "abc"}, "abc");
+  expectUsage({"--steps", "3", "--epochs", "1"}, "give one of them");
+  expectUsage({"--data", "nopath"}, "expected NAME=PATH");
+  expectUsage({"--seed", "-1"}, "--seed");
+  expectUsage({"eval"}, "--weights");
+  expectUsage({"infer", "--weights", "w", "--input", "x=a.npy"}, "--output");
+  expectUsage({"train", "nosuch"}, "no train entry named 'nosuch'; the train "
+                                   "entries are: fit");
+  expectUsage({"infer", "nosuch", "--weights", "w", "--input", "x=a.npy",
+               "--output", "o.npy"},
+              "the infer entries are: predict, predict1");
+}
+
+TEST_F(DriverUsage, DevicesThisBuildDoesNotHave) {
+  expectUsage({"--gpus", "1"},
+              "this program was built without the CUDA target");
+  expectUsage({"--gpus", "0"},
+              "this program was built without the CUDA target");
+  options.targets = {"cuda", "cpu"};
+  expectUsage({"--gpus", "all"}, "no GPU backend");
+  expectUsage({"--cpu", "--gpus", "0"}, "--cpu and --gpus");
+  expectUsage({"--cpu", "--ranks", "2"}, "--ranks 2");
+}
+
+TEST_F(DriverUsage, SetListsTheValidKeys) {
+  const std::string keys =
+      "valid keys: lr, weight_decay, momentum, beta1, beta2, eps, grad_clip, "
+      "shuffle, warmup, min_lr, every, gamma, seed, log.every, eval.every, "
+      "eval.steps, checkpoint.every";
+  expectUsage({"--set", "lrr=0.1"}, "unknown key 'lrr'; " + keys);
+  expectUsage({"--set", "lr=abc"},
+              "bad value 'abc', lr takes a number >= 0; " + keys);
+  expectUsage({"--set", "beta1=1"}, "a number in [0, 1)");
+  expectUsage({"--set", "shuffle=maybe"}, "true or false");
+  expectUsage({"--set", "lr"}, "expected KEY=VALUE; " + keys);
+}
+
+TEST_F(DriverUsage, DataOverridesNameKnownFields) {
+  expectUsage({"--data", "z=foo.npy"},
+              "data set 'points' has no field 'z'; its fields are: x, y");
+  expectUsage({"--eval-data", "q=foo.npy"},
+              "data set 'points_eval' has no field 'q'");
+  expectUsage({"--data", "x=" + path("missing.npy")}, "missing.npy");
+}
+
+TEST_F(DriverUsage, ResumeNeedsADirectoryAndExcludesInit) {
+  expectUsage({"--resume"}, "--resume: no checkpoint directory");
+  expectUsage({"--resume", path("nothing")}, "nothing");
+  expectUsage({"--resume", path("d"), "--init", "w.safetensors"},
+              "--init and --resume");
+}
+
+TEST_F(DriverUsage, DataSmallerThanOneStep) {
+  options.batch = 32;
+  options.accumulate = 2;
+  expectUsage({}, "has 40 samples, fewer than one step's batch 32 x "
+                  "accumulate 2 x ranks 1 = 64");
+}
+
+} // namespace
+} // namespace modelc::rt::test

@@ -1,0 +1,57 @@
+// `describe` and `describe --json`: entries, data, the parameter table with
+// its total, the memory plan, targets and source hash.
+#include "driver_TestProgram.h"
+
+#include <nlohmann/json.hpp>
+
+namespace modelc::rt::test {
+namespace {
+
+TEST_F(DriverTest, DescribeText) {
+  RunResult r = run({"describe"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const std::string &expected :
+       {std::string("program linear.mdl\n"),
+        "source hash " + options.sourceHash + "\n",
+        std::string("targets cpu\n"),
+        std::string("train fit\n  data points, batch 4 x accumulate 1, 2 "
+                    "epochs\n"),
+        std::string("  optimizer sgd(lr 0.05, momentum 0.9, weight_decay 0, "
+                    "nesterov false), schedule constant(), grad_clip off\n"),
+        std::string("  eval points_eval every epoch, the whole set\n"),
+        std::string("  outputs loss, mae\n\n"),
+        std::string("infer predict\n  batch 4\n  input x: f32[4, 2]\n  output "
+                    "y: f32[4]\n  output y2: f32[4]\n"),
+        std::string("  points.x: f32[2] = npy(\"" + options.trainX + "\")\n"),
+        std::string("  fc.weight  f32    [1, 2]              2  "
+                    "kaiming_uniform(2)\n"),
+        std::string("  fc.bias    f32    [1]                 1  zeros()\n"),
+        std::string("  total                                 3\n"),
+        std::string("memory plan (CPU)\n  arena       ")}) {
+    EXPECT_NE(r.out.find(expected), std::string::npos)
+        << "missing: " << expected << "\nin:\n"
+        << r.out;
+  }
+}
+
+TEST_F(DriverTest, DescribeJson) {
+  RunResult r = run({"describe", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["source_hash"], options.sourceHash);
+  EXPECT_EQ(j["targets"], nlohmann::json::array({"cpu"}));
+  EXPECT_EQ(j["total_parameters"], 3);
+  EXPECT_EQ(j["parameters"][0]["name"], "fc.weight");
+  EXPECT_EQ(j["parameters"][0]["shape"], nlohmann::json::array({1, 2}));
+  EXPECT_EQ(j["parameters"][0]["init_args"], nlohmann::json::array({2.0}));
+  EXPECT_EQ(j["train"][0]["eval"]["data"], "points_eval");
+  EXPECT_EQ(j["train"][0]["optimizer"]["kind"], "sgd");
+  EXPECT_TRUE(j["train"][0]["checkpoint"].is_null());
+  EXPECT_EQ(j["infer"][1]["outputs"][0]["name"], "y");
+  EXPECT_EQ(j["datasets"][1]["name"], "points_eval");
+  EXPECT_GT(j["memory"]["arena_bytes"].get<uint64_t>(),
+            j["memory"]["persistent_bytes"].get<uint64_t>());
+}
+
+} // namespace
+} // namespace modelc::rt::test

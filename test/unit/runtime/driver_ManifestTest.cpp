@@ -1,0 +1,97 @@
+// A manifest that does not verify or does not fit the arena or the function
+// table is an internal error (exit 1) before anything runs.
+#include "driver_TestProgram.h"
+
+#include "manifest_generated.h"
+#include "runtime/driver/Manifest.h"
+
+#include <cstring>
+#include <sstream>
+
+namespace modelc::rt::test {
+namespace {
+
+namespace fb = modelc::manifest;
+
+int runWith(const std::vector<uint8_t> &manifest, size_t numFunctions,
+            std::string &err) {
+  const char *argv[] = {"prog", "describe"};
+  std::ostringstream out, errs;
+  ProgramIO io{out, errs, false};
+  int code = runProgram(
+      2, argv,
+      {manifest.data(), manifest.size(), testFunctions(), numFunctions}, io);
+  err = errs.str();
+  return code;
+}
+
+// A program with one buffer, as the test wants it.
+std::vector<uint8_t> oneBuffer(uint64_t offset, uint64_t bytes,
+                               uint64_t arenaBytes, uint32_t version = 1,
+                               fb::Role role = fb::Role::Param) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<int64_t> shape{4};
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers{
+      fb::CreateBufferDirect(fbb, "w", role, fb::Phase::Shared, "", "w",
+                             fb::DType::F32, &shape, offset, bytes)};
+  fbb.Finish(fb::CreateProgramDirect(fbb, version, "m.mdl", "h", nullptr,
+                                     arenaBytes, arenaBytes, nullptr, nullptr,
+                                     nullptr, nullptr, &buffers));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+void expectCorrupt(const std::vector<uint8_t> &manifest, const std::string &why,
+                   size_t numFunctions = 5) {
+  std::string err;
+  EXPECT_EQ(runWith(manifest, numFunctions, err), 1) << why;
+  EXPECT_NE(
+      err.find("internal error: the program's manifest is corrupt (" + why),
+      std::string::npos)
+      << err;
+}
+
+TEST(DriverManifest, ValidOneBufferProgramLoads) {
+  std::vector<uint8_t> m = oneBuffer(64, 16, 128);
+  EXPECT_TRUE(Manifest::load(m.data(), m.size(), nullptr, 0).ok());
+}
+
+TEST(DriverManifest, AnyAlignmentOfTheEmbeddedArrayLoads) {
+  std::vector<uint8_t> m = buildManifest(ProgramOptions());
+  std::vector<uint8_t> shifted(m.size() + 3);
+  std::memcpy(shifted.data() + 3, m.data(), m.size());
+  Result<Manifest> loaded = Manifest::load(shifted.data() + 3, m.size(),
+                                           testFunctions(), numTestFunctions());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->params.size(), 2u);
+}
+
+TEST(DriverManifest, GarbageAndTruncationDoNotVerify) {
+  expectCorrupt(std::vector<uint8_t>(64, 0xab),
+                "the flatbuffer does not verify");
+  std::vector<uint8_t> m = buildManifest(ProgramOptions());
+  m.resize(m.size() / 2);
+  expectCorrupt(m, "the flatbuffer does not verify");
+  expectCorrupt({}, "the flatbuffer does not verify");
+}
+
+TEST(DriverManifest, BuffersMustLieInTheArena) {
+  expectCorrupt(oneBuffer(128, 16, 128), "buffer w lies outside the arena");
+  expectCorrupt(oneBuffer(32, 16, 128), "buffer w lies outside the arena");
+  expectCorrupt(oneBuffer(~uint64_t(63), 16, 128),
+                "buffer w lies outside the arena");
+  expectCorrupt(oneBuffer(0, 12, 128), "buffer w has 12 bytes for shape [4]");
+}
+
+TEST(DriverManifest, VersionsAndEnumsAreChecked) {
+  expectCorrupt(oneBuffer(0, 16, 64, 2), "version 2");
+  expectCorrupt(oneBuffer(0, 16, 64, 1, fb::Role(17)),
+                "buffer w has an unknown role");
+}
+
+TEST(DriverManifest, FunctionsMustBeInTheTable) {
+  expectCorrupt(buildManifest(ProgramOptions()),
+                "function predict1.infer is not in the table", 4);
+}
+
+} // namespace
+} // namespace modelc::rt::test

@@ -1,0 +1,345 @@
+// The test program of driver_TestProgram.h: its manifest, its "generated"
+// functions (written by hand; they read the buffer offsets the manifest
+// builder chose), and the fixture that writes its data and runs it.
+#include "driver_TestProgram.h"
+
+#include "manifest_generated.h"
+#include "runtime/io/Npy.h"
+#include "runtime/io/Random.h"
+#include "runtime/io/Safetensors.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace modelc::rt::test {
+
+namespace fb = modelc::manifest;
+
+namespace {
+
+const char *const kHypers[] = {
+    "step",   "total_steps", "lr",    "weight_decay", "momentum",
+    "beta1",  "beta2",       "eps",   "grad_clip",    "warmup",
+    "min_lr", "every",       "gamma", "seed",         "rng_counter"};
+
+// Where the builder put each buffer; the functions below read it.
+struct Layout {
+  std::map<std::string, uint64_t> at; // buffer name -> offset
+  int64_t batch = 4, accumulate = 1, inferBatch = 4;
+  uint64_t raiseAt = 0;
+  int raiseSignal = 0;
+} layout;
+
+float *f32(uint8_t *arena, const std::string &name) {
+  return reinterpret_cast<float *>(arena + layout.at.at(name));
+}
+double hyper(uint8_t *arena, const std::string &key) {
+  return *reinterpret_cast<double *>(arena + layout.at.at("fit:hyper:" + key));
+}
+
+// Keeps feature j of sample i unless a hash of (seed, counter, i, j) says to
+// drop it (one in eight), scaling kept ones by 8/7 like dropout.
+double mask(double seed, double counter, int64_t i, int j) {
+  uint64_t h = uint64_t(seed) * 0x9e3779b97f4a7c15ull ^
+               uint64_t(counter) * 0xbf58476d1ce4e5b9ull ^
+               uint64_t(i * 2 + j) * 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  h *= 0xd6e9f9b3e8e4a5c1ull;
+  h ^= h >> 29;
+  return (h & 7) == 0 ? 0.0 : 8.0 / 7.0;
+}
+
+void fwdBwd(uint8_t *arena) {
+  double counter = hyper(arena, "rng_counter"), seed = hyper(arena, "seed");
+  if (layout.raiseAt && counter == double(layout.raiseAt))
+    std::raise(layout.raiseSignal);
+  const float *w = f32(arena, "fc.weight"), *b = f32(arena, "fc.bias");
+  const float *x = f32(arena, "fit:in:x"), *y = f32(arena, "fit:in:y");
+  int64_t n = layout.batch;
+  double loss = 0, mae = 0, dw[2] = {0, 0}, db = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double m0 = mask(seed, counter, i, 0), m1 = mask(seed, counter, i, 1);
+    double x0 = x[2 * i] * m0, x1 = x[2 * i + 1] * m1;
+    double err = w[0] * x0 + w[1] * x1 + b[0] - y[i];
+    loss += err * err;
+    mae += std::fabs(err);
+    dw[0] += 2 * err * x0 / double(n);
+    dw[1] += 2 * err * x1 / double(n);
+    db += 2 * err / double(n);
+  }
+  double scale = 1.0 / double(layout.accumulate);
+  float *gw = f32(arena, "grad:fc.weight"), *gb = f32(arena, "grad:fc.bias");
+  gw[0] += float(scale * dw[0]);
+  gw[1] += float(scale * dw[1]);
+  gb[0] += float(scale * db);
+  *f32(arena, "fit:out:loss") = float(loss / double(n));
+  *f32(arena, "fit:out:mae") = float(mae / double(n));
+}
+
+// torch.optim.SGD with momentum and weight decay, after clip_grad_norm_.
+void update(uint8_t *arena) {
+  double lr = hyper(arena, "lr"), momentum = hyper(arena, "momentum");
+  double wd = hyper(arena, "weight_decay"), clip = hyper(arena, "grad_clip");
+  bool first = hyper(arena, "step") == 1;
+  float *p[3] = {f32(arena, "fc.weight"), f32(arena, "fc.weight") + 1,
+                 f32(arena, "fc.bias")};
+  float *g[3] = {f32(arena, "grad:fc.weight"), f32(arena, "grad:fc.weight") + 1,
+                 f32(arena, "grad:fc.bias")};
+  float *buf[3] = {f32(arena, "fit:state:momentum.fc.weight"),
+                   f32(arena, "fit:state:momentum.fc.weight") + 1,
+                   f32(arena, "fit:state:momentum.fc.bias")};
+  double norm = std::sqrt(double(*g[0]) * *g[0] + double(*g[1]) * *g[1] +
+                          double(*g[2]) * *g[2]);
+  double factor = clip > 0 && norm > clip ? clip / (norm + 1e-6) : 1.0;
+  for (int k = 0; k < 3; ++k) {
+    float d = float(*g[k] * factor + wd * *p[k]);
+    *buf[k] = first ? d : float(momentum * *buf[k] + d);
+    *p[k] = float(*p[k] - lr * *buf[k]);
+    *g[k] = 0;
+  }
+  *f32(arena, "fit:out:lr") = float(lr);
+  *f32(arena, "fit:out:grad_norm") = float(norm);
+}
+
+void evalFn(uint8_t *arena) {
+  const float *w = f32(arena, "fc.weight"), *b = f32(arena, "fc.bias");
+  const float *x = f32(arena, "fit:eval_in:x"),
+              *y = f32(arena, "fit:eval_in:y");
+  double loss = 0, mae = 0;
+  for (int64_t i = 0; i < layout.batch; ++i) {
+    double err = w[0] * x[2 * i] + w[1] * x[2 * i + 1] + b[0] - y[i];
+    loss += err * err;
+    mae += std::fabs(err);
+  }
+  *f32(arena, "fit:eval_out:loss") = float(loss / double(layout.batch));
+  *f32(arena, "fit:eval_out:mae") = float(mae / double(layout.batch));
+}
+
+void inferInto(uint8_t *arena, const std::string &entry, bool both) {
+  const float *w = f32(arena, "fc.weight"), *b = f32(arena, "fc.bias");
+  const float *x = f32(arena, entry + ":in:x");
+  for (int64_t i = 0; i < layout.inferBatch; ++i) {
+    float y = w[0] * x[2 * i] + w[1] * x[2 * i + 1] + b[0];
+    f32(arena, entry + ":out:y")[i] = y;
+    if (both)
+      f32(arena, entry + ":out:y2")[i] = 2 * y;
+  }
+}
+void predict(uint8_t *arena) { inferInto(arena, "predict", true); }
+void predictOne(uint8_t *arena) { inferInto(arena, "predict1", false); }
+
+const modelc_fn kFunctions[] = {fwdBwd, update, evalFn, predict, predictOne};
+
+} // namespace
+
+const modelc_fn *testFunctions() { return kFunctions; }
+size_t numTestFunctions() { return std::size(kFunctions); }
+
+void raiseSignalAt(uint64_t rngCounter, int signal) {
+  layout.raiseAt = rngCounter;
+  layout.raiseSignal = signal;
+}
+
+std::vector<uint8_t> buildManifest(const ProgramOptions &o) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  uint64_t offset = 0;
+  layout.at.clear();
+  layout.batch = o.batch;
+  layout.accumulate = o.accumulate;
+  auto add = [&](const std::string &name, fb::Role role, fb::Phase phase,
+                 const std::string &entry, const std::string &key,
+                 fb::DType dtype, std::vector<int64_t> shape) {
+    uint64_t count = 1;
+    for (int64_t d : shape)
+      count *= uint64_t(d);
+    uint64_t bytes = count * (dtype == fb::DType::F64 ? 8 : 4);
+    layout.at[name] = offset;
+    buffers.push_back(fb::CreateBufferDirect(fbb, name.c_str(), role, phase,
+                                             entry.c_str(), key.c_str(), dtype,
+                                             &shape, offset, bytes));
+    offset += (bytes + 63) / 64 * 64;
+    return uint32_t(buffers.size() - 1);
+  };
+  using R = fb::Role;
+  using P = fb::Phase;
+  const auto F = fb::DType::F32;
+  int64_t B = o.batch;
+  uint32_t w =
+      add("fc.weight", R::Param, P::Shared, "", "fc.weight", F, {1, 2});
+  uint32_t b = add("fc.bias", R::Param, P::Shared, "", "fc.bias", F, {1});
+  add("grad:fc.weight", R::Grad, P::Shared, "", "fc.weight", F, {1, 2});
+  add("grad:fc.bias", R::Grad, P::Shared, "", "fc.bias", F, {1});
+  add("fit:in:x", R::Input, P::Train, "fit", "x", F, {B, 2});
+  add("fit:in:y", R::Input, P::Train, "fit", "y", F, {B});
+  for (const char *k : {"loss", "mae", "lr", "grad_norm"})
+    add(std::string("fit:out:") + k, R::Output, P::Train, "fit", k, F, {});
+  for (const char *p : {"fc.weight", "fc.bias"})
+    add(std::string("fit:state:momentum.") + p, R::State, P::Train, "fit",
+        std::string("momentum.") + p, F,
+        p[3] == 'w' ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1});
+  for (const char *k : kHypers)
+    add(std::string("fit:hyper:") + k, R::Hyper, P::Train, "fit", k,
+        fb::DType::F64, {});
+  if (o.withEval) {
+    add("fit:eval_in:x", R::Input, P::Eval, "fit", "x", F, {B, 2});
+    add("fit:eval_in:y", R::Input, P::Eval, "fit", "y", F, {B});
+    add("fit:eval_out:loss", R::Output, P::Eval, "fit", "loss", F, {});
+    add("fit:eval_out:mae", R::Output, P::Eval, "fit", "mae", F, {});
+  }
+  const int64_t IB = layout.inferBatch;
+  add("predict:in:x", R::Input, P::Infer, "predict", "x", F, {IB, 2});
+  add("predict:out:y", R::Output, P::Infer, "predict", "y", F, {IB});
+  add("predict:out:y2", R::Output, P::Infer, "predict", "y2", F, {IB});
+  add("predict1:in:x", R::Input, P::Infer, "predict1", "x", F, {IB, 2});
+  add("predict1:out:y", R::Output, P::Infer, "predict1", "y", F, {IB});
+  uint64_t persistent = offset;
+
+  std::vector<int64_t> wShape{1, 2}, bShape{1};
+  std::vector<double> wArgs{2.0}, noArgs;
+  std::vector<flatbuffers::Offset<fb::Param>> params{
+      fb::CreateParamDirect(fbb, "fc.weight", F, &wShape,
+                            fb::InitKind::KaimingUniform, &wArgs, w, 2),
+      fb::CreateParamDirect(fbb, "fc.bias", F, &bShape, fb::InitKind::Zeros,
+                            &noArgs, b, 3)};
+  std::vector<int64_t> xShape{2}, yShape{};
+  auto dataset = [&](const char *name, const std::string &x,
+                     const std::string &y) {
+    std::vector<flatbuffers::Offset<fb::Field>> fields{
+        fb::CreateFieldDirect(fbb, "x", F, &xShape, fb::SourceKind::Npy,
+                              fb::SourceKind::File, x.c_str(), ""),
+        fb::CreateFieldDirect(fbb, "y", F, &yShape, fb::SourceKind::Npy,
+                              fb::SourceKind::File, y.c_str(), "")};
+    return fb::CreateDataSetDirect(fbb, name, &fields);
+  };
+  std::vector<flatbuffers::Offset<fb::DataSet>> datasets{
+      dataset("points", o.trainX, o.trainY),
+      dataset("points_eval", o.evalX, o.evalY)};
+  std::vector<flatbuffers::Offset<fb::Function>> functions{
+      fb::CreateFunctionDirect(fbb, "fit.fwd_bwd", fb::FunctionKind::FwdBwd,
+                               "fit", 0),
+      fb::CreateFunctionDirect(fbb, "fit.update", fb::FunctionKind::Update,
+                               "fit", 1),
+      fb::CreateFunctionDirect(fbb, "predict.infer", fb::FunctionKind::Infer,
+                               "predict", 3),
+      fb::CreateFunctionDirect(fbb, "predict1.infer", fb::FunctionKind::Infer,
+                               "predict1", 4)};
+  if (o.withEval)
+    functions.push_back(fb::CreateFunctionDirect(
+        fbb, "fit.eval", fb::FunctionKind::Eval, "fit", 2));
+  auto optimizer = fb::CreateOptimizerDirect(fbb, "sgd", 0.05, 0.9, 0.0, false,
+                                             0.9, 0.999, 1e-8);
+  auto schedule = fb::CreateScheduleDirect(fbb, "constant", 0, 0.0, 1, 0.1);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> outputs{
+      fbb.CreateString("loss"), fbb.CreateString("mae")};
+  std::vector<flatbuffers::Offset<fb::TrainEntry>> train{
+      fb::CreateTrainEntryDirect(
+          fbb, "fit", "points", o.batch, o.accumulate, o.epochs, o.steps,
+          o.seed, o.shuffle, "f32", optimizer, schedule, 0.0, false,
+          o.withEval ? "points_eval" : "", o.evalEvery, o.evalSteps,
+          o.checkpointEvery, o.checkpointDir.c_str(), o.checkpointKeep,
+          o.logEvery, &outputs)};
+  std::vector<flatbuffers::Offset<flatbuffers::String>> ins{
+      fbb.CreateString("x")},
+      outs2{fbb.CreateString("y"), fbb.CreateString("y2")},
+      outs1{fbb.CreateString("y")};
+  std::vector<flatbuffers::Offset<fb::InferEntry>> infer{
+      fb::CreateInferEntryDirect(fbb, "predict", IB, &ins, &outs2),
+      fb::CreateInferEntryDirect(fbb, "predict1", IB, &ins, &outs1)};
+  std::vector<flatbuffers::Offset<flatbuffers::String>> targets;
+  for (const std::string &t : o.targets)
+    targets.push_back(fbb.CreateString(t));
+  fbb.Finish(fb::CreateProgramDirect(
+      fbb, 1, "linear.mdl", o.sourceHash.c_str(), &targets, offset + 256,
+      persistent, &train, &infer, &params, &datasets, &buffers, &functions));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+void DriverTest::SetUp() {
+  std::string pattern = testing::TempDir() + "modelc-driver-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  dir_ = pattern;
+  Rng rng(7);
+  auto write = [&](const std::string &stem, int64_t n, std::vector<float> *xs,
+                   std::vector<float> *ys) {
+    std::vector<float> x, y;
+    for (int64_t i = 0; i < n; ++i) {
+      float x0 = float(rng.uniform() * 2 - 1),
+            x1 = float(rng.uniform() * 2 - 1);
+      x.insert(x.end(), {x0, x1});
+      y.push_back(float(3 * x0 - 2 * x1 + 0.5 + 0.01 * rng.normal()));
+    }
+    ASSERT_TRUE(
+        writeNpy(path(stem + "x.npy"), DType::F32, {n, 2}, x.data()).ok());
+    ASSERT_TRUE(writeNpy(path(stem + "y.npy"), DType::F32, {n}, y.data()).ok());
+    if (xs)
+      *xs = x, *ys = y;
+  };
+  write("", 40, nullptr, nullptr);
+  write("eval_", 10, &evalX, &evalY);
+  options.trainX = path("x.npy");
+  options.trainY = path("y.npy");
+  options.evalX = path("eval_x.npy");
+  options.evalY = path("eval_y.npy");
+  raiseSignalAt(0, 0);
+}
+
+void DriverTest::TearDown() {
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+  raiseSignalAt(0, 0);
+}
+
+RunResult DriverTest::run(const std::vector<std::string> &args) {
+  return run(options, args);
+}
+
+RunResult DriverTest::run(const ProgramOptions &opts,
+                          const std::vector<std::string> &args) {
+  std::vector<uint8_t> manifest = buildManifest(opts);
+  std::vector<const char *> argv{"linear"};
+  for (const std::string &a : args)
+    argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  ProgramIO io{out, err, terminal};
+  RunResult r;
+  r.code = runProgram(
+      int(argv.size()), argv.data(),
+      {manifest.data(), manifest.size(), testFunctions(), numTestFunctions()},
+      io);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+void DriverTest::writeWeights(const std::string &file, float w0, float w1,
+                              float b) {
+  float w[2] = {w0, w1};
+  ASSERT_TRUE(writeSafetensors(file, {{"fc.weight", DType::F32, {1, 2}, w, 8},
+                                      {"fc.bias", DType::F32, {1}, &b, 4}})
+                  .ok());
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> linesStartingWith(const std::string &text,
+                                           const std::string &prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0)
+      out.push_back(line);
+  return out;
+}
+
+} // namespace modelc::rt::test
