@@ -24,24 +24,24 @@ Result<Arena> Arena::allocate(uint64_t bytes) {
   return Arena(static_cast<uint8_t *>(p));
 }
 
-double Arena::readScalar(const BufferInfo &b) const {
+double Arena::readElement(const BufferInfo &b, uint64_t i) const {
   if (b.dtype == DType::F64) {
     double v;
-    std::memcpy(&v, at(b), sizeof v);
+    std::memcpy(&v, at(b) + i * sizeof v, sizeof v);
     return v;
   }
   float v;
-  std::memcpy(&v, at(b), sizeof v);
+  std::memcpy(&v, at(b) + i * sizeof v, sizeof v);
   return v;
 }
 
-void Arena::writeScalar(const BufferInfo &b, double value) {
+void Arena::writeElement(const BufferInfo &b, uint64_t i, double value) {
   if (b.dtype == DType::F64) {
-    std::memcpy(at(b), &value, sizeof value);
+    std::memcpy(at(b) + i * sizeof value, &value, sizeof value);
     return;
   }
   float v = float(value);
-  std::memcpy(at(b), &v, sizeof v);
+  std::memcpy(at(b) + i * sizeof v, &v, sizeof v);
 }
 
 } // namespace modelc::rt

@@ -21,9 +21,15 @@ public:
   }
 
   /// The first element of an f32 or f64 buffer, as a double.
-  double readScalar(const BufferInfo &b) const;
+  double readScalar(const BufferInfo &b) const { return readElement(b, 0); }
   /// Writes an f64 scalar (hyper) buffer; f32 buffers are rounded.
-  void writeScalar(const BufferInfo &b, double value);
+  void writeScalar(const BufferInfo &b, double value) {
+    writeElement(b, 0, value);
+  }
+  /// Element `i` of an f32 or f64 buffer, as a double.
+  double readElement(const BufferInfo &b, uint64_t i) const;
+  /// Writes element `i` of an f32 or f64 buffer; f32 elements are rounded.
+  void writeElement(const BufferInfo &b, uint64_t i, double value);
 
   void call(modelc_fn fn) { fn(data_.get()); }
 

@@ -1,16 +1,19 @@
-// CLI11 definitions of the program's commands and options (spec §10,
-// docs/runtime/cli.md); this file only parses, the driver checks meaning.
+// CLI11 definitions of the program's commands and options (spec §10 and the
+// developer command gradcheck, docs/runtime/cli.md); this file only parses,
+// the driver checks meaning.
 #include "runtime/driver/CommandLine.h"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace modelc::rt {
 
 namespace {
 
-const char *const kCommands[] = {"train", "eval", "infer", "describe"};
+const char *const kCommands[] = {"train", "eval", "infer", "describe",
+                                 "gradcheck"};
 
 void addDeviceOptions(CLI::App &cmd, CommandLine &cl) {
   cmd.add_flag("--cpu", cl.cpu, "Run on the CPU (the default of this build)");
@@ -99,6 +102,30 @@ void defineInfer(CLI::App &app, CommandLine &cl, RawLists &raw) {
       ->required();
 }
 
+// A developer command: not in spec §10 (docs/runtime/cli.md, Gradcheck).
+void defineGradcheck(CLI::App &app, CommandLine &cl, RawLists &raw) {
+  CLI::App *g = app.add_subcommand(
+      "gradcheck", "(developer) Compare the compiled gradients with central "
+                   "finite differences");
+  g->add_option("name", cl.entry, "The train entry (default: the first)");
+  addListOption(*g, "--data", raw.data, "FIELD=PATH: replace a data source");
+  g->add_option("--seed", cl.seed, "Seed of the initialisers and dropout")
+      ->check(CLI::Range(uint64_t(0), uint64_t(1) << 53));
+  g->add_option("--init", cl.init, "Check at these parameters (safetensors)");
+  g->add_option("--step-size", cl.stepSize,
+                "Relative step h: p +- h * max(1, |p|)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  g->add_option("--tolerance", cl.tolerance,
+                "Largest passing norm-wise relative error")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  g->add_option("--max-elements", cl.maxElements,
+                "Elements checked per parameter (evenly spaced)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
 } // namespace
 
 Result<CommandLine> parseCommandLine(const std::string &programName,
@@ -120,6 +147,7 @@ Result<CommandLine> parseCommandLine(const std::string &programName,
   defineInfer(app, cl, raw);
   CLI::App *d = app.add_subcommand("describe", "Entries, parameters, memory");
   d->add_flag("--json", cl.json, "Print JSON");
+  defineGradcheck(app, cl, raw);
 
   // CLI11 parses the arguments in reverse order.
   std::reverse(args.begin(), args.end());
@@ -134,14 +162,17 @@ Result<CommandLine> parseCommandLine(const std::string &programName,
   }
 
   const std::string name = app.get_subcommands().front()->get_name();
-  cl.command = name == "train"   ? Command::Train
-               : name == "eval"  ? Command::Eval
-               : name == "infer" ? Command::Infer
-                                 : Command::Describe;
+  cl.command = name == "train"       ? Command::Train
+               : name == "eval"      ? Command::Eval
+               : name == "infer"     ? Command::Infer
+               : name == "gradcheck" ? Command::Gradcheck
+                                     : Command::Describe;
   CLI::App *train = app.get_subcommand("train");
   cl.resume = train->count("--resume") > 0;
   if (cl.steps && cl.epochs)
     return Status::error("--steps and --epochs: give one of them");
+  if (!std::isfinite(cl.stepSize) || !std::isfinite(cl.tolerance))
+    return Status::error("--step-size and --tolerance must be finite");
 
   Result<std::vector<FieldPath>> data = fieldPaths("--data", raw.data);
   Result<std::vector<FieldPath>> evalData =

@@ -1,5 +1,6 @@
 // The command line of every generated program (spec §10): commands train
-// (the default), eval, infer and describe, parsed with CLI11 into one struct.
+// (the default), eval, infer and describe, and the developer command
+// gradcheck, parsed with CLI11 into one struct.
 #pragma once
 
 #include "runtime/support/Status.h"
@@ -11,7 +12,7 @@
 
 namespace modelc::rt {
 
-enum class Command { Train, Eval, Infer, Describe, Help };
+enum class Command { Train, Eval, Infer, Describe, Gradcheck, Help };
 
 /// `--data FIELD=PATH`, `--eval-data FIELD=PATH`, `--input NAME=PATH`.
 struct FieldPath {
@@ -36,6 +37,10 @@ struct CommandLine {
   std::string resumeDir; // empty: the configured checkpoint directory
   bool json = false;     // describe --json
   std::string help;      // Command::Help: the text to print
+  // gradcheck: the relative step h, the tolerance on the norm-wise relative
+  // error, and the most elements checked per parameter.
+  double stepSize = 1e-6, tolerance = 1e-6;
+  int64_t maxElements = 64;
 };
 
 /// Parses `args` (without the program name). `--help` anywhere gives

@@ -4,6 +4,7 @@
 
 #include "runtime/driver/Describe.h"
 #include "runtime/driver/Evaluate.h"
+#include "runtime/driver/Gradcheck.h"
 #include "runtime/driver/Infer.h"
 #include "runtime/driver/Trainer.h"
 
@@ -61,6 +62,8 @@ Status dispatch(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   case Command::Infer:
     MODELC_RETURN_IF_ERROR(checkDevices(cl, m));
     return runInference(m, cl, io);
+  case Command::Gradcheck:
+    return runGradcheck(m, cl, io);
   case Command::Help:
     io.out << cl.help;
     return Status();

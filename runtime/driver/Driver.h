@@ -21,7 +21,8 @@ struct ProgramImage {
 };
 
 /// Runs the program and returns its exit status (spec §10): 0, 1 internal
-/// error, 2 usage or input error, 3 diverged, 128 + signal when stopped.
+/// error (or a failed gradcheck), 2 usage or input error, 3 diverged, 128 +
+/// signal when stopped.
 int runProgram(int argc, const char *const *argv, const ProgramImage &image,
                ProgramIO &io);
 

@@ -102,15 +102,31 @@ readInputs(const InferInfo &e, const std::vector<const BufferInfo *> &buffers,
   return arrays;
 }
 
+// numpy has no bfloat16: its bits are the high half of an f32's, so f32
+// holds every bf16 value exactly.
+std::vector<uint8_t> bf16AsF32(const std::vector<uint8_t> &bf16) {
+  std::vector<uint8_t> f32(bf16.size() * 2, 0);
+  for (size_t i = 0; i < bf16.size() / 2; ++i) {
+    f32[4 * i + 2] = bf16[2 * i];
+    f32[4 * i + 3] = bf16[2 * i + 1];
+  }
+  return f32;
+}
+
+// Outputs keep their dtype, except bf16, which is written as f32.
 Status writeOutputs(const std::string &path, const InferInfo &e,
                     const std::vector<const BufferInfo *> &buffers,
-                    const std::vector<std::vector<uint8_t>> &data,
-                    int64_t rows) {
+                    std::vector<std::vector<uint8_t>> &data, int64_t rows) {
   std::vector<std::pair<std::string, NpyArrayView>> views;
   for (size_t i = 0; i < buffers.size(); ++i) {
     std::vector<int64_t> shape = buffers[i]->shape;
     shape[0] = rows;
-    views.push_back({e.outputs[i], {buffers[i]->dtype, shape, data[i].data()}});
+    DType dtype = buffers[i]->dtype;
+    if (dtype == DType::BF16) {
+      data[i] = bf16AsF32(data[i]);
+      dtype = DType::F32;
+    }
+    views.push_back({e.outputs[i], {dtype, shape, data[i].data()}});
   }
   if (endsWith(path, ".npz"))
     return writeNpz(path, views);

@@ -105,6 +105,16 @@ Status copyParams(const fb::Program &p, Manifest &m) {
     if (b.role != Role::Param || b.dtype != info.dtype || b.shape != info.shape)
       return corrupt("parameter " + info.name + " and its buffer " + b.name +
                      " disagree");
+    if (q->grad_buffer() >= 0) {
+      info.gradBuffer = size_t(q->grad_buffer());
+      if (*info.gradBuffer >= m.buffers.size())
+        return corrupt("parameter " + info.name + " has no gradient buffer");
+      const BufferInfo &g = m.buffers[*info.gradBuffer];
+      if (g.role != Role::Grad || g.dtype != info.dtype ||
+          g.shape != info.shape)
+        return corrupt("parameter " + info.name + " and its gradient buffer " +
+                       g.name + " disagree");
+    }
     m.params.push_back(std::move(info));
   }
   return Status();

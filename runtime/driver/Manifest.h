@@ -11,6 +11,7 @@
 #include <modelc/ProgramABI.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,8 @@ struct ParamInfo {
   std::vector<int64_t> shape;
   InitKind init;
   std::vector<double> initArgs;
-  size_t buffer; // index into Manifest::buffers
+  size_t buffer;                    // index into Manifest::buffers
+  std::optional<size_t> gradBuffer; // its Grad buffer, when it has one
 };
 
 struct DataSetInfo {
@@ -125,6 +127,10 @@ struct Manifest {
   bool hasTarget(const std::string &target) const;
   const BufferInfo &paramBuffer(const ParamInfo &param) const {
     return buffers[param.buffer];
+  }
+  /// Null when the loss of no train entry depends on the parameter.
+  const BufferInfo *gradBuffer(const ParamInfo &param) const {
+    return param.gradBuffer ? &buffers[*param.gradBuffer] : nullptr;
   }
   int64_t parameterCount() const;
 };

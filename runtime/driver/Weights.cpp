@@ -87,9 +87,12 @@ Status loadTensors(const std::string &path,
     const TensorData &t = *byName[nb.name];
     if (t.dtype != nb.buffer->dtype || t.shape != nb.buffer->shape)
       return Status::error(fmt::format(
-          "{}: {} is {}{}, this model's is {}{}", path, nb.name,
+          "{}: {} is {}{}, this model's is {}{}{}", path, nb.name,
           dtypeName(t.dtype), formatShape(t.shape), dtypeName(nb.buffer->dtype),
-          formatShape(nb.buffer->shape)));
+          formatShape(nb.buffer->shape),
+          t.dtype == nb.buffer->dtype
+              ? ""
+              : " (tensors are not converted between dtypes)"));
   }
   for (const NamedBuffer &nb : buffers)
     std::memcpy(arena.at(*nb.buffer), byName[nb.name]->bytes.data(),

@@ -1,6 +1,7 @@
 // The infer command: rows in batches of the entry's batch with the last one
 // zero-padded and the padding dropped, .npy/.npz inputs and outputs, and
-// every mismatch between the files and the entry as a usage error.
+// every mismatch between the files and the entry as a usage error; outputs
+// in their own dtype (bf16 as f32).
 #include "driver_TestProgram.h"
 
 #include "runtime/io/Npy.h"
@@ -65,6 +66,32 @@ TEST_F(DriverInfer, SeveralOutputsGoToAnNpzByName) {
                          ".npz"),
             std::string::npos)
       << npy.err;
+}
+
+TEST_F(DriverInfer, OutputsKeepTheirDtypeButBf16IsWrittenAsF32) {
+  writeX("x.npy", 5); // y2 = 2 y = 3 i + 1: exact in every dtype below
+  for (DType dtype : {DType::I32, DType::F64, DType::BF16}) {
+    options.y2DType = dtype;
+    RunResult r = infer("predict", "x=" + path("x.npy"), "out.npz");
+    ASSERT_EQ(r.code, 0) << r.err;
+    Result<NpyArray> y2 = readNpzMember(path("out.npz"), "y2");
+    ASSERT_TRUE(y2.ok());
+    ASSERT_EQ(y2->shape, (std::vector<int64_t>{5}));
+    for (int64_t i = 0; i < 5; ++i) {
+      double v = 0;
+      if (dtype == DType::I32) {
+        ASSERT_EQ(y2->dtype, DType::I32);
+        v = reinterpret_cast<const int32_t *>(y2->bytes.data())[i];
+      } else if (dtype == DType::F64) {
+        ASSERT_EQ(y2->dtype, DType::F64);
+        v = reinterpret_cast<const double *>(y2->bytes.data())[i];
+      } else {
+        ASSERT_EQ(y2->dtype, DType::F32);
+        v = reinterpret_cast<const float *>(y2->bytes.data())[i];
+      }
+      EXPECT_EQ(v, 3.0 * double(i) + 1) << dtypeName(dtype) << " row " << i;
+    }
+  }
 }
 
 TEST_F(DriverInfer, InputsMustMatchTheEntry) {

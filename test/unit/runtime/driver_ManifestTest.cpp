@@ -40,6 +40,28 @@ std::vector<uint8_t> oneBuffer(uint64_t offset, uint64_t bytes,
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
+// A parameter w f32[4] whose gradient buffer (index 1 of 2) has the given
+// role and dtype; `gradIndex` is what the parameter records.
+std::vector<uint8_t> paramWithGradient(fb::Role role, fb::DType dtype,
+                                       int32_t gradIndex) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<int64_t> shape{4};
+  uint64_t gradBytes = dtype == fb::DType::F64 ? 32 : 16;
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers{
+      fb::CreateBufferDirect(fbb, "w", fb::Role::Param, fb::Phase::Shared, "",
+                             "w", fb::DType::F32, &shape, 0, 16),
+      fb::CreateBufferDirect(fbb, "grad:w", role, fb::Phase::Shared, "", "w",
+                             dtype, &shape, 64, gradBytes)};
+  std::vector<double> noArgs;
+  std::vector<flatbuffers::Offset<fb::Param>> params{
+      fb::CreateParamDirect(fbb, "w", fb::DType::F32, &shape,
+                            fb::InitKind::Zeros, &noArgs, 0, gradIndex)};
+  fbb.Finish(fb::CreateProgramDirect(fbb, 1, "m.mdl", "h", nullptr, 128, 128,
+                                     nullptr, nullptr, &params, nullptr,
+                                     &buffers));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
 void expectCorrupt(const std::vector<uint8_t> &manifest, const std::string &why,
                    size_t numFunctions = 5) {
   std::string err;
@@ -86,6 +108,23 @@ TEST(DriverManifest, VersionsAndEnumsAreChecked) {
   expectCorrupt(oneBuffer(0, 16, 64, 2), "version 2");
   expectCorrupt(oneBuffer(0, 16, 64, 1, fb::Role(17)),
                 "buffer w has an unknown role");
+}
+
+TEST(DriverManifest, ParametersAndTheirGradientsMustAgree) {
+  std::vector<uint8_t> m = paramWithGradient(fb::Role::Grad, fb::DType::F32, 1);
+  Result<Manifest> loaded = Manifest::load(m.data(), m.size(), nullptr, 0);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->gradBuffer(loaded->params[0]), &loaded->buffers[1]);
+  m = paramWithGradient(fb::Role::Grad, fb::DType::F32, -1);
+  loaded = Manifest::load(m.data(), m.size(), nullptr, 0);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->gradBuffer(loaded->params[0]), nullptr);
+  expectCorrupt(paramWithGradient(fb::Role::Grad, fb::DType::F32, 2),
+                "parameter w has no gradient buffer");
+  expectCorrupt(paramWithGradient(fb::Role::State, fb::DType::F32, 1),
+                "parameter w and its gradient buffer grad:w disagree");
+  expectCorrupt(paramWithGradient(fb::Role::Grad, fb::DType::F64, 1),
+                "parameter w and its gradient buffer grad:w disagree");
 }
 
 TEST(DriverManifest, FunctionsMustBeInTheTable) {

@@ -31,15 +31,17 @@ const char *const kHypers[] = {
 struct Layout {
   std::map<std::string, uint64_t> at; // buffer name -> offset
   int64_t batch = 4, accumulate = 1, inferBatch = 4;
+  bool f64 = false, wrongBiasGradient = false;
+  DType y2 = DType::F32; // the dtype of predict's output y2
   uint64_t raiseAt = 0;
   int raiseSignal = 0;
 } layout;
 
-float *f32(uint8_t *arena, const std::string &name) {
-  return reinterpret_cast<float *>(arena + layout.at.at(name));
+template <typename T> T *at(uint8_t *arena, const std::string &name) {
+  return reinterpret_cast<T *>(arena + layout.at.at(name));
 }
 double hyper(uint8_t *arena, const std::string &key) {
-  return *reinterpret_cast<double *>(arena + layout.at.at("fit:hyper:" + key));
+  return *at<double>(arena, "fit:hyper:" + key);
 }
 
 // Keeps feature j of sample i unless a hash of (seed, counter, i, j) says to
@@ -54,12 +56,14 @@ double mask(double seed, double counter, int64_t i, int j) {
   return (h & 7) == 0 ? 0.0 : 8.0 / 7.0;
 }
 
-void fwdBwd(uint8_t *arena) {
+// Inputs are f32 in both variants (modelc --widen-f64 keeps the data's dtype).
+template <typename T> void fwdBwd(uint8_t *arena) {
   double counter = hyper(arena, "rng_counter"), seed = hyper(arena, "seed");
   if (layout.raiseAt && counter == double(layout.raiseAt))
     std::raise(layout.raiseSignal);
-  const float *w = f32(arena, "fc.weight"), *b = f32(arena, "fc.bias");
-  const float *x = f32(arena, "fit:in:x"), *y = f32(arena, "fit:in:y");
+  const T *w = at<T>(arena, "fc.weight"), *b = at<T>(arena, "fc.bias");
+  const float *x = at<float>(arena, "fit:in:x"),
+              *y = at<float>(arena, "fit:in:y");
   int64_t n = layout.batch;
   double loss = 0, mae = 0, dw[2] = {0, 0}, db = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -70,70 +74,104 @@ void fwdBwd(uint8_t *arena) {
     mae += std::fabs(err);
     dw[0] += 2 * err * x0 / double(n);
     dw[1] += 2 * err * x1 / double(n);
-    db += 2 * err / double(n);
+    db += (layout.wrongBiasGradient ? 1 : 2) * err / double(n);
   }
   double scale = 1.0 / double(layout.accumulate);
-  float *gw = f32(arena, "grad:fc.weight"), *gb = f32(arena, "grad:fc.bias");
-  gw[0] += float(scale * dw[0]);
-  gw[1] += float(scale * dw[1]);
-  gb[0] += float(scale * db);
-  *f32(arena, "fit:out:loss") = float(loss / double(n));
-  *f32(arena, "fit:out:mae") = float(mae / double(n));
+  T *gw = at<T>(arena, "grad:fc.weight"), *gb = at<T>(arena, "grad:fc.bias");
+  gw[0] += T(scale * dw[0]);
+  gw[1] += T(scale * dw[1]);
+  gb[0] += T(scale * db);
+  *at<T>(arena, "fit:out:loss") = T(loss / double(n));
+  *at<T>(arena, "fit:out:mae") = T(mae / double(n));
 }
 
 // torch.optim.SGD with momentum and weight decay, after clip_grad_norm_.
-void update(uint8_t *arena) {
+template <typename T> void update(uint8_t *arena) {
   double lr = hyper(arena, "lr"), momentum = hyper(arena, "momentum");
   double wd = hyper(arena, "weight_decay"), clip = hyper(arena, "grad_clip");
   bool first = hyper(arena, "step") == 1;
-  float *p[3] = {f32(arena, "fc.weight"), f32(arena, "fc.weight") + 1,
-                 f32(arena, "fc.bias")};
-  float *g[3] = {f32(arena, "grad:fc.weight"), f32(arena, "grad:fc.weight") + 1,
-                 f32(arena, "grad:fc.bias")};
-  float *buf[3] = {f32(arena, "fit:state:momentum.fc.weight"),
-                   f32(arena, "fit:state:momentum.fc.weight") + 1,
-                   f32(arena, "fit:state:momentum.fc.bias")};
+  T *p[3] = {at<T>(arena, "fc.weight"), at<T>(arena, "fc.weight") + 1,
+             at<T>(arena, "fc.bias")};
+  T *g[3] = {at<T>(arena, "grad:fc.weight"), at<T>(arena, "grad:fc.weight") + 1,
+             at<T>(arena, "grad:fc.bias")};
+  T *buf[3] = {at<T>(arena, "fit:state:momentum.fc.weight"),
+               at<T>(arena, "fit:state:momentum.fc.weight") + 1,
+               at<T>(arena, "fit:state:momentum.fc.bias")};
   double norm = std::sqrt(double(*g[0]) * *g[0] + double(*g[1]) * *g[1] +
                           double(*g[2]) * *g[2]);
   double factor = clip > 0 && norm > clip ? clip / (norm + 1e-6) : 1.0;
   for (int k = 0; k < 3; ++k) {
-    float d = float(*g[k] * factor + wd * *p[k]);
-    *buf[k] = first ? d : float(momentum * *buf[k] + d);
-    *p[k] = float(*p[k] - lr * *buf[k]);
+    T d = T(*g[k] * factor + wd * *p[k]);
+    *buf[k] = first ? d : T(momentum * *buf[k] + d);
+    *p[k] = T(*p[k] - lr * *buf[k]);
     *g[k] = 0;
   }
-  *f32(arena, "fit:out:lr") = float(lr);
-  *f32(arena, "fit:out:grad_norm") = float(norm);
+  *at<T>(arena, "fit:out:lr") = T(lr);
+  *at<T>(arena, "fit:out:grad_norm") = T(norm);
 }
 
-void evalFn(uint8_t *arena) {
-  const float *w = f32(arena, "fc.weight"), *b = f32(arena, "fc.bias");
-  const float *x = f32(arena, "fit:eval_in:x"),
-              *y = f32(arena, "fit:eval_in:y");
+template <typename T> void evalFn(uint8_t *arena) {
+  const T *w = at<T>(arena, "fc.weight"), *b = at<T>(arena, "fc.bias");
+  const float *x = at<float>(arena, "fit:eval_in:x"),
+              *y = at<float>(arena, "fit:eval_in:y");
   double loss = 0, mae = 0;
   for (int64_t i = 0; i < layout.batch; ++i) {
     double err = w[0] * x[2 * i] + w[1] * x[2 * i + 1] + b[0] - y[i];
     loss += err * err;
     mae += std::fabs(err);
   }
-  *f32(arena, "fit:eval_out:loss") = float(loss / double(layout.batch));
-  *f32(arena, "fit:eval_out:mae") = float(mae / double(layout.batch));
+  *at<T>(arena, "fit:eval_out:loss") = T(loss / double(layout.batch));
+  *at<T>(arena, "fit:eval_out:mae") = T(mae / double(layout.batch));
 }
 
-void inferInto(uint8_t *arena, const std::string &entry, bool both) {
-  const float *w = f32(arena, "fc.weight"), *b = f32(arena, "fc.bias");
-  const float *x = f32(arena, entry + ":in:x");
-  for (int64_t i = 0; i < layout.inferBatch; ++i) {
-    float y = w[0] * x[2 * i] + w[1] * x[2 * i + 1] + b[0];
-    f32(arena, entry + ":out:y")[i] = y;
-    if (both)
-      f32(arena, entry + ":out:y2")[i] = 2 * y;
+// Stores element i of predict's y2 in its dtype (bf16 rounded to nearest
+// even, i32 rounded to nearest).
+void storeY2(uint8_t *arena, int64_t i, double v) {
+  uint8_t *y2 = arena + layout.at.at("predict:out:y2");
+  if (layout.y2 == DType::F64) {
+    reinterpret_cast<double *>(y2)[i] = v;
+  } else if (layout.y2 == DType::I32) {
+    reinterpret_cast<int32_t *>(y2)[i] = int32_t(std::lround(v));
+  } else if (layout.y2 == DType::BF16) {
+    float f = float(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bits += 0x7fff + ((bits >> 16) & 1);
+    reinterpret_cast<uint16_t *>(y2)[i] = uint16_t(bits >> 16);
+  } else {
+    reinterpret_cast<float *>(y2)[i] = float(v);
   }
 }
-void predict(uint8_t *arena) { inferInto(arena, "predict", true); }
-void predictOne(uint8_t *arena) { inferInto(arena, "predict1", false); }
 
-const modelc_fn kFunctions[] = {fwdBwd, update, evalFn, predict, predictOne};
+template <typename T>
+void inferInto(uint8_t *arena, const std::string &entry, bool both) {
+  const T *w = at<T>(arena, "fc.weight"), *b = at<T>(arena, "fc.bias");
+  const float *x = at<float>(arena, entry + ":in:x");
+  for (int64_t i = 0; i < layout.inferBatch; ++i) {
+    T y = w[0] * x[2 * i] + w[1] * x[2 * i + 1] + b[0];
+    at<T>(arena, entry + ":out:y")[i] = y;
+    if (both)
+      storeY2(arena, i, 2 * double(y));
+  }
+}
+template <typename T> void predict(uint8_t *arena) {
+  inferInto<T>(arena, "predict", true);
+}
+template <typename T> void predictOne(uint8_t *arena) {
+  inferInto<T>(arena, "predict1", false);
+}
+
+// The variant the manifest was built for: f64 when widened.
+template <void (*F32)(uint8_t *), void (*F64)(uint8_t *)>
+void byDType(uint8_t *arena) {
+  layout.f64 ? F64(arena) : F32(arena);
+}
+
+const modelc_fn kFunctions[] = {byDType<fwdBwd<float>, fwdBwd<double>>,
+                                byDType<update<float>, update<double>>,
+                                byDType<evalFn<float>, evalFn<double>>,
+                                byDType<predict<float>, predict<double>>,
+                                byDType<predictOne<float>, predictOne<double>>};
 
 } // namespace
 
@@ -152,13 +190,16 @@ std::vector<uint8_t> buildManifest(const ProgramOptions &o) {
   layout.at.clear();
   layout.batch = o.batch;
   layout.accumulate = o.accumulate;
+  layout.f64 = o.f64;
+  layout.wrongBiasGradient = o.wrongBiasGradient;
+  layout.y2 = o.y2DType.value_or(o.f64 ? DType::F64 : DType::F32);
   auto add = [&](const std::string &name, fb::Role role, fb::Phase phase,
                  const std::string &entry, const std::string &key,
                  fb::DType dtype, std::vector<int64_t> shape) {
     uint64_t count = 1;
     for (int64_t d : shape)
       count *= uint64_t(d);
-    uint64_t bytes = count * (dtype == fb::DType::F64 ? 8 : 4);
+    uint64_t bytes = count * dtypeSize(DType(int(dtype)));
     layout.at[name] = offset;
     buffers.push_back(fb::CreateBufferDirect(fbb, name.c_str(), role, phase,
                                              entry.c_str(), key.c_str(), dtype,
@@ -168,15 +209,17 @@ std::vector<uint8_t> buildManifest(const ProgramOptions &o) {
   };
   using R = fb::Role;
   using P = fb::Phase;
-  const auto F = fb::DType::F32;
+  // F: parameters, gradients, state and outputs; inputs are always f32.
+  const auto F = o.f64 ? fb::DType::F64 : fb::DType::F32;
+  const auto F32 = fb::DType::F32;
   int64_t B = o.batch;
   uint32_t w =
       add("fc.weight", R::Param, P::Shared, "", "fc.weight", F, {1, 2});
   uint32_t b = add("fc.bias", R::Param, P::Shared, "", "fc.bias", F, {1});
   add("grad:fc.weight", R::Grad, P::Shared, "", "fc.weight", F, {1, 2});
   add("grad:fc.bias", R::Grad, P::Shared, "", "fc.bias", F, {1});
-  add("fit:in:x", R::Input, P::Train, "fit", "x", F, {B, 2});
-  add("fit:in:y", R::Input, P::Train, "fit", "y", F, {B});
+  add("fit:in:x", R::Input, P::Train, "fit", "x", F32, {B, 2});
+  add("fit:in:y", R::Input, P::Train, "fit", "y", F32, {B});
   for (const char *k : {"loss", "mae", "lr", "grad_norm"})
     add(std::string("fit:out:") + k, R::Output, P::Train, "fit", k, F, {});
   for (const char *p : {"fc.weight", "fc.bias"})
@@ -187,16 +230,17 @@ std::vector<uint8_t> buildManifest(const ProgramOptions &o) {
     add(std::string("fit:hyper:") + k, R::Hyper, P::Train, "fit", k,
         fb::DType::F64, {});
   if (o.withEval) {
-    add("fit:eval_in:x", R::Input, P::Eval, "fit", "x", F, {B, 2});
-    add("fit:eval_in:y", R::Input, P::Eval, "fit", "y", F, {B});
+    add("fit:eval_in:x", R::Input, P::Eval, "fit", "x", F32, {B, 2});
+    add("fit:eval_in:y", R::Input, P::Eval, "fit", "y", F32, {B});
     add("fit:eval_out:loss", R::Output, P::Eval, "fit", "loss", F, {});
     add("fit:eval_out:mae", R::Output, P::Eval, "fit", "mae", F, {});
   }
   const int64_t IB = layout.inferBatch;
-  add("predict:in:x", R::Input, P::Infer, "predict", "x", F, {IB, 2});
+  add("predict:in:x", R::Input, P::Infer, "predict", "x", F32, {IB, 2});
   add("predict:out:y", R::Output, P::Infer, "predict", "y", F, {IB});
-  add("predict:out:y2", R::Output, P::Infer, "predict", "y2", F, {IB});
-  add("predict1:in:x", R::Input, P::Infer, "predict1", "x", F, {IB, 2});
+  add("predict:out:y2", R::Output, P::Infer, "predict", "y2",
+      fb::DType(int(layout.y2)), {IB});
+  add("predict1:in:x", R::Input, P::Infer, "predict1", "x", F32, {IB, 2});
   add("predict1:out:y", R::Output, P::Infer, "predict1", "y", F, {IB});
   uint64_t persistent = offset;
 
@@ -211,9 +255,9 @@ std::vector<uint8_t> buildManifest(const ProgramOptions &o) {
   auto dataset = [&](const char *name, const std::string &x,
                      const std::string &y) {
     std::vector<flatbuffers::Offset<fb::Field>> fields{
-        fb::CreateFieldDirect(fbb, "x", F, &xShape, fb::SourceKind::Npy,
+        fb::CreateFieldDirect(fbb, "x", F32, &xShape, fb::SourceKind::Npy,
                               fb::SourceKind::File, x.c_str(), ""),
-        fb::CreateFieldDirect(fbb, "y", F, &yShape, fb::SourceKind::Npy,
+        fb::CreateFieldDirect(fbb, "y", F32, &yShape, fb::SourceKind::Npy,
                               fb::SourceKind::File, y.c_str(), "")};
     return fb::CreateDataSetDirect(fbb, name, &fields);
   };

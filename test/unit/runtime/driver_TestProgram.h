@@ -1,15 +1,18 @@
 // A hand-written stand-in for a compiled program, for the driver's tests:
-// linear regression y = w·x + b (params fc.weight f32[1, 2], fc.bias f32[1])
-// with fwd_bwd (with a dropout-like mask from seed and rng_counter), SGD
-// with momentum as update, eval, and two infer entries, plus its manifest
-// built with FlatBufferBuilder and its data as .npy files.
+// linear regression y = w·x + b (params fc.weight f32[1, 2], fc.bias f32[1],
+// or f64 as modelc --widen-f64 makes them) with fwd_bwd (with a
+// dropout-like mask from seed and rng_counter), SGD with momentum as update,
+// eval, and two infer entries, plus its manifest built with
+// FlatBufferBuilder and its data as .npy files.
 #pragma once
 
 #include "runtime/driver/Driver.h"
+#include "runtime/io/DType.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,14 @@ struct ProgramOptions {
   std::string trainX, trainY, evalX, evalY; // .npy paths
   std::string sourceHash = "5e1f00d5a3c1b2e4f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b";
   std::vector<std::string> targets = {"cpu"};
+  /// As `modelc --widen-f64` compiles it: parameters, gradients, optimizer
+  /// state and outputs are f64; inputs stay f32.
+  bool f64 = false;
+  /// fwd_bwd's bias gradient lacks the factor 2 of d(err²)/d(err).
+  bool wrongBiasGradient = false;
+  /// The dtype of predict's second output y2 = 2y (default: the
+  /// parameters').
+  std::optional<DType> y2DType;
 };
 
 /// The manifest bytes of the test program.
