@@ -14,11 +14,18 @@ namespace {
 
 using test::ScratchDir;
 
-bool canImport(const char *module) {
-  return std::system(
-             ("python3 -c 'import " + std::string(module) + "' >/dev/null 2>&1")
-                 .c_str()) == 0;
+/// The first of python3 on PATH and Debian's /usr/bin/python3 (which
+/// python3-numpy serves) that can import `module`, or "" when none can.
+std::string pythonWith(const char *module) {
+  for (const char *python : {"python3", "/usr/bin/python3"})
+    if (std::system((std::string(python) + " -c 'import " + module +
+                     "' >/dev/null 2>&1")
+                        .c_str()) == 0)
+      return python;
+  return "";
 }
+
+bool canImport(const char *module) { return !pythonWith(module).empty(); }
 
 class NumpyInteropTest : public testing::Test {
 protected:
@@ -32,7 +39,8 @@ protected:
     std::string path = dir_.path("script.py");
     test::writeBytes(path,
                      "import sys, numpy as np\nd = sys.argv[1]\n" + script);
-    return std::system(("python3 " + path + " " + dir_.path("")).c_str());
+    static const std::string python = pythonWith("numpy");
+    return std::system((python + " " + path + " " + dir_.path("")).c_str());
   }
   ScratchDir dir_;
 };
