@@ -1,19 +1,145 @@
-// PLACEHOLDER: being written (owned by the helper named in the session plan).
+// --mdl-decompose: expands mdl.attention into matmuls, a causal mask and a
+// softmax, and mdl.dropout into a multiplication by mdl.dropout_mask in
+// fwd_bwd functions (the identity elsewhere), in the program functions.
+#include "passes/EntryUtils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include <limits>
+#include <numeric>
 
 namespace modelc {
 #define GEN_PASS_DEF_MDLDECOMPOSE
 #include "passes/Passes.h.inc"
 } // namespace modelc
 
+using namespace mlir;
+using namespace modelc;
+
 namespace {
-struct MdlDecomposePass : modelc::impl::MdlDecomposeBase<MdlDecomposePass> {
-  void runOnOperation() override {
-    getOperation().emitError("MdlDecompose is not written yet");
-    signalPassFailure();
+
+/// `torch.nn.functional.scaled_dot_product_attention` as its documentation
+/// writes it: `softmax(q @ k^T * scale + mask, -1) @ v`, where the causal
+/// mask is -inf above the diagonal (`ones(t, s).tril(0)`: key j is visible
+/// to query i when j <= i).
+Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
+  Location loc = attention.getLoc();
+  auto queryType = cast<RankedTensorType>(attention.getQuery().getType());
+  int64_t rank = queryType.getRank();
+  SmallVector<int64_t> swapLastTwo(rank);
+  std::iota(swapLastTwo.begin(), swapLastTwo.end(), 0);
+  std::swap(swapLastTwo[rank - 2], swapLastTwo[rank - 1]);
+  Value keyT =
+      builder.create<mdl::TransposeOp>(loc, attention.getKey(), swapLastTwo);
+  Value scores = builder.create<mdl::MatmulOp>(loc, attention.getQuery(), keyT);
+  auto scalarType = RankedTensorType::get({}, queryType.getElementType());
+  Value scale = builder.create<mdl::ConstantOp>(
+      loc, scalarType, attention.getScale().convertToDouble());
+  scores = builder.create<mdl::MulOp>(loc, scores, scale);
+  if (attention.getCausal()) {
+    auto scoresType = cast<RankedTensorType>(scores.getType());
+    int64_t queries = scoresType.getDimSize(rank - 2);
+    int64_t keys = scoresType.getDimSize(rank - 1);
+    // [t, 1] against [1, s] broadcasts to the [t, s] mask, which broadcasts
+    // against the scores' batch and head axes in the where.
+    Value rows = builder.create<mdl::ReshapeOp>(
+        loc, builder.create<mdl::ArangeOp>(loc, queries),
+        ArrayRef<int64_t>{queries, 1});
+    Value columns = builder.create<mdl::ReshapeOp>(
+        loc, builder.create<mdl::ArangeOp>(loc, keys),
+        ArrayRef<int64_t>{1, keys});
+    Value visible = builder.create<mdl::CompareOp>(loc, mdl::CmpPredicate::le,
+                                                   columns, rows);
+    Value minusInf = builder.create<mdl::ConstantOp>(
+        loc, scalarType, -std::numeric_limits<double>::infinity());
+    scores = builder.create<mdl::WhereOp>(loc, visible, scores, minusInf);
   }
+  Value probs = builder.create<mdl::SoftmaxOp>(loc, scores, rank - 1);
+  return builder.create<mdl::MatmulOp>(loc, probs, attention.getValue());
+}
+
+struct MdlDecomposePass : modelc::impl::MdlDecomposeBase<MdlDecomposePass> {
+  void runOnOperation() override;
+
+private:
+  /// Rewrites the dropouts of `func`; active (masks) in training only.
+  LogicalResult decomposeDropouts(func::FuncOp func);
+
+  /// The next dropout mask id; ids are unique in the module.
+  int64_t nextDropoutId = 0;
 };
+
 } // namespace
+
+LogicalResult MdlDecomposePass::decomposeDropouts(func::FuncOp func) {
+  SmallVector<mdl::DropoutOp> dropouts;
+  func.walk([&](mdl::DropoutOp dropout) { dropouts.push_back(dropout); });
+  if (dropouts.empty())
+    return success();
+  auto kind = func->getAttrOfType<StringAttr>(kFunctionAttrName);
+  bool training = kind && kind.getValue() == "fwd_bwd";
+  // The seed and the micro-batch counter are read once, at the top, where
+  // nothing has stored to them yet.
+  Value seed, counter;
+  auto isActive = [](mdl::DropoutOp dropout) {
+    return dropout.getP().convertToDouble() != 0.0;
+  };
+  if (training && llvm::any_of(dropouts, isActive)) {
+    auto entry = func->getAttrOfType<StringAttr>(kEntryAttrName);
+    if (!entry)
+      return func.emitError("a fwd_bwd function needs '")
+             << kEntryAttrName << "' to find its seed and rng_counter";
+    OpBuilder builder = OpBuilder::atBlockBegin(&func.front());
+    auto module = func->getParentOfType<ModuleOp>();
+    auto loadHyper = [&](StringRef key) -> Value {
+      std::string symbol = getBufferSymbol(entry.getValue(), "hyper", key);
+      if (!SymbolTable::lookupSymbolIn(module, symbol)) {
+        func.emitError("dropout needs the hyper buffer @\"") << symbol << "\"";
+        return {};
+      }
+      return builder.create<mdl::LoadOp>(
+          func.getLoc(), RankedTensorType::get({}, builder.getF64Type()),
+          symbol);
+    };
+    if (!(seed = loadHyper("seed")) || !(counter = loadHyper("rng_counter")))
+      return failure();
+  }
+  for (mdl::DropoutOp dropout : dropouts) {
+    Value result = dropout.getInput();
+    if (training && isActive(dropout)) {
+      OpBuilder builder(dropout);
+      Value mask = builder.create<mdl::DropoutMaskOp>(
+          dropout.getLoc(), dropout.getType(), seed, counter,
+          dropout.getPAttr(), builder.getI64IntegerAttr(nextDropoutId++));
+      result = builder.create<mdl::MulOp>(dropout.getLoc(), dropout.getInput(),
+                                          mask);
+    }
+    dropout.replaceAllUsesWith(result);
+    dropout.erase();
+  }
+  return success();
+}
+
+void MdlDecomposePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  // Ids continue after any mask already in the module, so they stay unique.
+  nextDropoutId = 0;
+  module.walk([&](mdl::DropoutMaskOp mask) {
+    nextDropoutId = std::max(nextDropoutId, mask.getId() + 1);
+  });
+  // Only program functions: the mdl.train and mdl.infer bodies are kept as
+  // declarations and are not lowered.
+  for (auto func : module.getOps<func::FuncOp>()) {
+    SmallVector<mdl::AttentionOp> attentions;
+    func.walk([&](mdl::AttentionOp op) { attentions.push_back(op); });
+    for (mdl::AttentionOp attention : attentions) {
+      OpBuilder builder(attention);
+      attention.replaceAllUsesWith(decomposeAttention(builder, attention));
+      attention.erase();
+    }
+    if (failed(decomposeDropouts(func)))
+      return signalPassFailure();
+  }
+}

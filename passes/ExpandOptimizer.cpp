@@ -1,19 +1,404 @@
-// PLACEHOLDER: being written (owned by the helper named in the session plan).
+// --mdl-expand-optimizer: builds each train entry's `update` function: the
+// scheduled learning rate, the global gradient norm and clipping, and the
+// sgd/adam/adamw step of every parameter, exactly as torch.optim computes
+// them, on run-time hyperparameters. docs/passes/expand-optimizer.md.
+#include "passes/EntryUtils.h"
+#include "passes/OptimizerUtils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <numeric>
 
 namespace modelc {
 #define GEN_PASS_DEF_MDLEXPANDOPTIMIZER
 #include "passes/Passes.h.inc"
 } // namespace modelc
 
+using namespace mlir;
+using namespace modelc;
+
 namespace {
-struct MdlExpandOptimizerPass : modelc::impl::MdlExpandOptimizerBase<MdlExpandOptimizerPass> {
-  void runOnOperation() override {
-    getOperation().emitError("MdlExpandOptimizer is not written yet");
-    signalPassFailure();
-  }
+
+/// What is fixed at compile time; every number is a run-time hyper.
+struct OptimizerConfig {
+  StringRef kind;     // sgd, adam, adamw
+  StringRef schedule; // constant, warmup_cosine, linear, step_lr
+  bool nesterov = false;
+  /// SGD keeps momentum buffers when the settings ask for momentum; a
+  /// run-time `momentum` cannot add them later.
+  bool momentumBuffers = false;
 };
+
+/// A parameter being updated and its gradient, as loaded and clipped.
+struct ParamGrad {
+  mdl::ParamOp param;
+  Value grad;
+};
+
+/// Reads and checks the `optimizer` and `schedule` settings of `train`.
+FailureOr<OptimizerConfig> readConfig(mdl::TrainOp train) {
+  DictionaryAttr settings = train.getSettings();
+  auto optimizer = settings.getAs<DictionaryAttr>("optimizer");
+  auto kind = optimizer ? optimizer.getAs<StringAttr>("kind") : StringAttr();
+  if (!kind)
+    return train.emitError("settings have no 'optimizer' with a 'kind'");
+  OptimizerConfig config;
+  config.kind = kind.getValue();
+  if (config.kind != "sgd" && config.kind != "adam" && config.kind != "adamw")
+    return train.emitError("unknown optimizer '") << config.kind << "'";
+  auto nesterov = optimizer.getAs<BoolAttr>("nesterov");
+  config.nesterov = nesterov && nesterov.getValue();
+  auto momentum = optimizer.getAs<FloatAttr>("momentum");
+  config.momentumBuffers =
+      config.kind == "sgd" &&
+      (config.nesterov || (momentum && momentum.getValueAsDouble() != 0.0));
+  auto schedule = settings.getAs<DictionaryAttr>("schedule");
+  auto scheduleKind =
+      schedule ? schedule.getAs<StringAttr>("kind") : StringAttr();
+  config.schedule = scheduleKind ? scheduleKind.getValue() : "constant";
+  if (!llvm::is_contained({"constant", "warmup_cosine", "linear", "step_lr"},
+                          config.schedule))
+    return train.emitError("unknown schedule '") << config.schedule << "'";
+  return config;
+}
+
+/// The state each parameter keeps: `m.P`, `v.P` or `momentum.P`.
+SmallVector<StringRef, 2> getStateKinds(const OptimizerConfig &config) {
+  if (config.kind != "sgd")
+    return {"m", "v"};
+  if (config.momentumBuffers)
+    return {"momentum"};
+  return {};
+}
+
+/// Builds the body of one `update` function.
+class UpdateBuilder {
+public:
+  UpdateBuilder(func::FuncOp update, StringRef entry)
+      : builder(OpBuilder::atBlockBegin(&update.front())), loc(update.getLoc()),
+        math(builder, loc), entry(entry) {}
+
+  /// The hyper `key`, loaded on first use (nothing here stores hypers).
+  Value hyper(StringRef key) {
+    Value &value = hypers[key];
+    if (!value)
+      value = load(getBufferSymbol(entry, "hyper", key),
+                   RankedTensorType::get({}, builder.getF64Type()));
+    return value;
+  }
+
+  Value load(StringRef symbol, Type type) {
+    return builder.create<mdl::LoadOp>(loc, type, symbol);
+  }
+
+  void store(Value value, StringRef symbol) {
+    builder.create<mdl::StoreOp>(loc, value, symbol);
+  }
+
+  /// Loads every gradient, stores their global norm, and scales them as
+  /// `torch.nn.utils.clip_grad_norm_` does when the hyper grad_clip > 0.
+  SmallVector<ParamGrad> loadClippedGrads(ArrayRef<mdl::ParamOp> params);
+  /// The new value of the parameter, and stores of its optimizer state.
+  Value step(const OptimizerConfig &config, const ParamGrad &param, Value lr);
+
+  UpdateMath &getMath() { return math; }
+
+private:
+  Value sgd(const OptimizerConfig &config, const ParamGrad &param, Value lr);
+  Value adam(const OptimizerConfig &config, const ParamGrad &param, Value lr);
+  /// An f64 scalar as the parameter's element type, where it meets it.
+  Value scalarFor(Value scalar, mdl::ParamOp param) {
+    return math.cast(scalar, param.getType().getElementType());
+  }
+
+  OpBuilder builder;
+  Location loc;
+  UpdateMath math;
+  StringRef entry;
+  llvm::StringMap<Value> hypers;
+};
+
 } // namespace
+
+SmallVector<ParamGrad>
+UpdateBuilder::loadClippedGrads(ArrayRef<mdl::ParamOp> params) {
+  // torch.nn.utils.clip_grad_norm_(norm_type=2): the norm of the
+  // per-gradient norms, each computed in the gradient's dtype.
+  Type f32 = builder.getF32Type();
+  SmallVector<ParamGrad> grads;
+  SmallVector<Value> squaredNorms;
+  for (mdl::ParamOp param : params) {
+    RankedTensorType type = param.getType();
+    Value grad = load(getGradSymbol(param.getSymName()), type);
+    grads.push_back({param, grad});
+    Value squares = math.mul(grad, grad);
+    if (type.getRank() > 0) {
+      SmallVector<int64_t> axes(type.getRank());
+      std::iota(axes.begin(), axes.end(), 0);
+      squares = builder.create<mdl::SumOp>(loc, squares, axes);
+    }
+    Value norm = math.cast(math.sqrt(squares), f32);
+    Value squaredNorm = math.mul(norm, norm);
+    squaredNorms.push_back(
+        builder.create<mdl::ReshapeOp>(loc, squaredNorm, ArrayRef<int64_t>{1}));
+  }
+  Value totalNorm;
+  if (squaredNorms.empty()) {
+    totalNorm = math.constant(0.0, f32);
+  } else {
+    Value stacked = builder.create<mdl::ConcatOp>(loc, squaredNorms, 0);
+    Value sum = builder.create<mdl::SumOp>(loc, stacked, ArrayRef<int64_t>{0});
+    totalNorm = math.sqrt(sum);
+  }
+  store(totalNorm, getBufferSymbol(entry, "out", "grad_norm"));
+
+  // clip_coef = max_norm / (total_norm + 1e-6), which torch evaluates as
+  // reciprocal(total_norm + 1e-6) * max_norm in f32, then clamped to 1.
+  // grad_clip = 0 (off) multiplies by exactly 1 instead.
+  Value gradClip = hyper("grad_clip");
+  Value one = math.constant(1.0, f32);
+  Value guardedNorm = math.add(totalNorm, math.constant(1e-6, f32));
+  Value reciprocal = math.div(one, guardedNorm);
+  Value coefficient = math.mul(reciprocal, math.cast(gradClip, f32));
+  coefficient = math.min(coefficient, one);
+  Value clipping =
+      math.compare(mdl::CmpPredicate::gt, gradClip, math.constant(0.0));
+  coefficient = math.select(clipping, coefficient, one);
+  for (ParamGrad &grad : grads)
+    grad.grad = math.mul(grad.grad, scalarFor(coefficient, grad.param));
+  return grads;
+}
+
+Value UpdateBuilder::step(const OptimizerConfig &config, const ParamGrad &param,
+                          Value lr) {
+  return config.kind == "sgd" ? sgd(config, param, lr)
+                              : adam(config, param, lr);
+}
+
+Value UpdateBuilder::sgd(const OptimizerConfig &config, const ParamGrad &param,
+                         Value lr) {
+  // torch.optim.SGD with dampening 0: _single_tensor_sgd. Each op is built
+  // in its own statement so that the IR's order is the source's.
+  mdl::ParamOp target = param.param;
+  Value p = load(target.getSymName(), target.getType());
+  // grad = grad.add(param, alpha=weight_decay)
+  Value weightDecay = scalarFor(hyper("weight_decay"), target);
+  Value grad = math.add(param.grad, math.mul(weightDecay, p));
+  if (config.momentumBuffers) {
+    std::string symbol = getBufferSymbol(
+        entry, "state", ("momentum." + target.getSymName()).str());
+    Value buffer = load(symbol, target.getType());
+    Value momentum = scalarFor(hyper("momentum"), target);
+    // First step: buf = clone(grad); later: buf.mul_(momentum).add_(grad).
+    Value step = hyper("step");
+    Value firstStep =
+        math.compare(mdl::CmpPredicate::eq, step, math.constant(1.0));
+    Value accumulated = math.add(math.mul(buffer, momentum), grad);
+    buffer = math.select(firstStep, grad, accumulated);
+    store(buffer, symbol);
+    // nesterov: grad = grad.add(buf, alpha=momentum); else grad = buf.
+    grad =
+        config.nesterov ? math.add(grad, math.mul(momentum, buffer)) : buffer;
+  }
+  // param.add_(grad, alpha=-lr)
+  Value stepLr = scalarFor(lr, target);
+  return math.sub(p, math.mul(stepLr, grad));
+}
+
+Value UpdateBuilder::adam(const OptimizerConfig &config, const ParamGrad &param,
+                          Value lr) {
+  // torch.optim.Adam / AdamW (amsgrad off): _single_tensor_adam(w). Each
+  // op is built in its own statement so that the IR's order is the
+  // source's.
+  mdl::ParamOp target = param.param;
+  StringRef name = target.getSymName();
+  RankedTensorType type = target.getType();
+  Value p = load(name, type);
+  std::string mSymbol = getBufferSymbol(entry, "state", ("m." + name).str());
+  std::string vSymbol = getBufferSymbol(entry, "state", ("v." + name).str());
+  Value m = load(mSymbol, type);
+  Value v = load(vSymbol, type);
+  Value one = math.constant(1.0);
+  Value weightDecay = hyper("weight_decay");
+  Value grad = param.grad;
+  if (config.kind == "adamw") {
+    // Decoupled decay first: param.mul_(1 - lr * weight_decay).
+    Value decay = math.sub(one, math.mul(lr, weightDecay));
+    p = math.mul(p, scalarFor(decay, target));
+  } else {
+    // L2 penalty: grad = grad.add(param, alpha=weight_decay).
+    Value decay = scalarFor(weightDecay, target);
+    grad = math.add(grad, math.mul(decay, p));
+  }
+  Value beta1 = hyper("beta1");
+  Value beta2 = hyper("beta2");
+  // m = beta1 m + (1 - beta1) g, as torch computes it:
+  // exp_avg.lerp_(grad, w = 1 - beta1), whose kernel picks its formula by
+  // the weight: m + w (g - m) when w < 0.5, else g - (g - m)(1 - w), which
+  // is g + (w - 1)(g - m) exactly.
+  Type elementType = type.getElementType();
+  Value weight = scalarFor(math.sub(one, beta1), target);
+  Value smallWeight = math.compare(mdl::CmpPredicate::lt, weight,
+                                   math.constant(0.5, elementType));
+  Value weightLessOne = math.sub(weight, math.constant(1.0, elementType));
+  Value coefficient = math.select(smallWeight, weight, weightLessOne);
+  Value base = math.select(smallWeight, m, grad);
+  Value difference = math.sub(grad, m);
+  m = math.add(base, math.mul(coefficient, difference));
+  // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+  Value vKept = math.mul(v, scalarFor(beta2, target));
+  Value gradScaled = math.mul(scalarFor(math.sub(one, beta2), target), grad);
+  v = math.add(vKept, math.mul(gradScaled, grad));
+  store(m, mSymbol);
+  store(v, vSymbol);
+  // bias_correction1/2 = 1 - beta1/2 ** step; step_size = lr / bc1, in f64.
+  Value step = hyper("step");
+  Value correction1 = math.sub(one, math.pow(beta1, step));
+  Value correction2 = math.sub(one, math.pow(beta2, step));
+  Value stepSize = math.div(lr, correction1);
+  // denom = (exp_avg_sq.sqrt() / sqrt(bc2)).add_(eps)
+  Value eps = scalarFor(hyper("eps"), target);
+  Value correction2Root = scalarFor(math.sqrt(correction2), target);
+  Value denom = math.add(math.div(math.sqrt(v), correction2Root), eps);
+  // param.addcdiv_(exp_avg, denom, value=-step_size)
+  Value numerator = math.mul(scalarFor(stepSize, target), m);
+  return math.sub(p, math.div(numerator, denom));
+}
+
+namespace {
+
+struct MdlExpandOptimizerPass
+    : modelc::impl::MdlExpandOptimizerBase<MdlExpandOptimizerPass> {
+  void runOnOperation() override;
+
+private:
+  LogicalResult expand(mdl::TrainOp train);
+  /// The parameters `train` updates: those whose gradient buffer its
+  /// fwd_bwd function accumulates into, in declaration order.
+  FailureOr<SmallVector<mdl::ParamOp>> collectParams(mdl::TrainOp train,
+                                                     func::FuncOp fwdBwd);
+  /// Reports the first of `names` that is not declared (when `expected`)
+  /// or already is (otherwise).
+  LogicalResult checkDeclared(mdl::TrainOp train, ArrayRef<std::string> names,
+                              bool expected);
+
+  SymbolTable *symbols = nullptr;
+};
+
+} // namespace
+
+FailureOr<SmallVector<mdl::ParamOp>>
+MdlExpandOptimizerPass::collectParams(mdl::TrainOp train, func::FuncOp fwdBwd) {
+  llvm::StringSet<> stored;
+  fwdBwd.walk([&](mdl::StoreOp store) { stored.insert(store.getName()); });
+  SmallVector<mdl::ParamOp> params;
+  for (auto param : getOperation().getOps<mdl::ParamOp>()) {
+    std::string gradSymbol = getGradSymbol(param.getSymName());
+    if (!stored.contains(gradSymbol))
+      continue;
+    auto grad = symbols->lookup<mdl::BufferOp>(gradSymbol);
+    if (!grad || grad.getType() != param.getType())
+      return train.emitError("@\"")
+             << gradSymbol << "\" must be an mdl.buffer of type "
+             << param.getType();
+    params.push_back(param);
+  }
+  return params;
+}
+
+LogicalResult MdlExpandOptimizerPass::checkDeclared(mdl::TrainOp train,
+                                                    ArrayRef<std::string> names,
+                                                    bool expected) {
+  for (const std::string &name : names) {
+    bool declared = symbols->lookup(name) != nullptr;
+    if (declared != expected)
+      return train.emitError("@\"")
+             << name << (expected ? "\" is not declared" : "\" already exists");
+  }
+  return success();
+}
+
+LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
+  FailureOr<OptimizerConfig> config = readConfig(train);
+  if (failed(config))
+    return failure();
+  StringRef name = train.getSymName();
+  ModuleOp module = getOperation();
+  func::FuncOp fwdBwd = lookupEntryFunction(module, name, "fwd_bwd");
+  if (!fwdBwd)
+    return train.emitError("no fwd_bwd function for @")
+           << name << "; run --mdl-build-entry-functions first";
+  if (fwdBwd->hasAttr(kAutodiffAttrName))
+    return fwdBwd.emitError("has no gradients yet; run --mdl-autodiff first");
+  FailureOr<SmallVector<mdl::ParamOp>> params = collectParams(train, fwdBwd);
+  if (failed(params))
+    return failure();
+
+  SmallVector<std::string> required = {
+      getBufferSymbol(name, "out", "lr"),
+      getBufferSymbol(name, "out", "grad_norm")};
+  for (StringRef key : getHyperKeys())
+    required.push_back(getBufferSymbol(name, "hyper", key));
+  // The state buffers, zero-initialised by the runtime: `KIND.PARAM`.
+  SmallVector<std::pair<std::string, RankedTensorType>> state;
+  for (mdl::ParamOp param : *params)
+    for (StringRef kind : getStateKinds(*config))
+      state.push_back(
+          {(kind + "." + param.getSymName()).str(), param.getType()});
+  SmallVector<std::string> created = {getFunctionSymbol(name, "update")};
+  for (const auto &[key, type] : state)
+    created.push_back(getBufferSymbol(name, "state", key));
+  if (failed(checkDeclared(train, required, true)) ||
+      failed(checkDeclared(train, created, false)))
+    return failure();
+
+  // After the entry's last function, so an entry's declarations stay
+  // together.
+  Operation *insertAfter = train;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto entry = func->getAttrOfType<StringAttr>(kEntryAttrName))
+      if (entry.getValue() == name)
+        insertAfter = func;
+  OpBuilder builder(insertAfter);
+  builder.setInsertionPointAfter(insertAfter);
+  Location loc = train.getLoc();
+  for (const auto &[key, type] : state)
+    symbols->insert(createBuffer(builder, loc,
+                                 getBufferSymbol(name, "state", key), type,
+                                 "state", "train", key, name));
+  func::FuncOp update = createEntryFunction(builder, loc, name, "update");
+  symbols->insert(update);
+
+  // Loads come before the stores to each symbol: hypers are never stored,
+  // all gradients are loaded for the norm before any is zeroed, and each
+  // parameter and its state are loaded right before they are stored.
+  UpdateBuilder body(update, name);
+  UpdateMath &math = body.getMath();
+  Value lr = buildScheduledLearningRate(
+      math, config->schedule, [&](StringRef key) { return body.hyper(key); });
+  SmallVector<ParamGrad> grads = body.loadClippedGrads(*params);
+  for (ParamGrad &grad : grads) {
+    body.store(body.step(*config, grad, lr), grad.param.getSymName());
+    body.store(math.splat(grad.param.getType(), 0.0),
+               getGradSymbol(grad.param.getSymName()));
+  }
+  body.store(math.cast(lr, builder.getF32Type()),
+             getBufferSymbol(name, "out", "lr"));
+  OpBuilder::atBlockEnd(&update.front()).create<func::ReturnOp>(loc);
+  return success();
+}
+
+void MdlExpandOptimizerPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SymbolTable symbolTable(module);
+  symbols = &symbolTable;
+  for (auto train : llvm::to_vector(module.getOps<mdl::TrainOp>()))
+    if (failed(expand(train)))
+      return signalPassFailure();
+}
