@@ -4,6 +4,7 @@
 
 include "MdlDialect.td"
 include "MdlEnums.td"
+include "MdlInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 // An op whose operands broadcast with NumPy's rules to the result shape.
@@ -17,8 +18,10 @@ class Mdl_BroadcastingOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-class Mdl_BinaryOp<string mnemonic, Type tensorType, string opSummary>
-    : Mdl_BroadcastingOp<mnemonic, [SameOperandsAndResultElementType]> {
+class Mdl_BinaryOp<string mnemonic, Type tensorType, string opSummary,
+                   list<Trait> traits = []>
+    : Mdl_BroadcastingOp<mnemonic, !listconcat(
+          [SameOperandsAndResultElementType], traits)> {
   let summary = opSummary;
   let description = [{
     Applies the operation elementwise after broadcasting both operands (NumPy
@@ -41,17 +44,23 @@ class Mdl_BinaryOp<string mnemonic, Type tensorType, string opSummary>
   ];
 }
 
-def Mdl_AddOp : Mdl_BinaryOp<"add", Mdl_NumericTensor, "elementwise addition">;
-def Mdl_SubOp : Mdl_BinaryOp<"sub", Mdl_NumericTensor, "elementwise subtraction">;
-def Mdl_MulOp : Mdl_BinaryOp<"mul", Mdl_NumericTensor, "elementwise product">;
-def Mdl_DivOp : Mdl_BinaryOp<"div", Mdl_NumericTensor, "elementwise division">;
-def Mdl_RemOp : Mdl_BinaryOp<"rem", Mdl_NumericTensor,
+// A binary op through which gradients flow (to float operands); the
+// vector-Jacobian products are in ElementwiseVJP.cpp.
+class Mdl_DifferentiableBinaryOp<string mnemonic, string opSummary>
+    : Mdl_BinaryOp<mnemonic, Mdl_NumericTensor, opSummary, [
+        DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]>;
+
+def Mdl_AddOp : Mdl_DifferentiableBinaryOp<"add", "elementwise addition">;
+def Mdl_SubOp : Mdl_DifferentiableBinaryOp<"sub", "elementwise subtraction">;
+def Mdl_MulOp : Mdl_DifferentiableBinaryOp<"mul", "elementwise product">;
+def Mdl_DivOp : Mdl_DifferentiableBinaryOp<"div", "elementwise division">;
+def Mdl_RemOp : Mdl_DifferentiableBinaryOp<"rem",
     "elementwise remainder with the sign of the divisor (torch.remainder)">;
-def Mdl_PowOp : Mdl_BinaryOp<"pow", Mdl_NumericTensor, "elementwise power">;
-def Mdl_MaximumOp : Mdl_BinaryOp<"maximum", Mdl_NumericTensor,
-                                 "elementwise maximum">;
-def Mdl_MinimumOp : Mdl_BinaryOp<"minimum", Mdl_NumericTensor,
-                                 "elementwise minimum">;
+def Mdl_PowOp : Mdl_DifferentiableBinaryOp<"pow", "elementwise power">;
+def Mdl_MaximumOp : Mdl_DifferentiableBinaryOp<"maximum",
+                                               "elementwise maximum">;
+def Mdl_MinimumOp : Mdl_DifferentiableBinaryOp<"minimum",
+                                               "elementwise minimum">;
 def Mdl_AndOp : Mdl_BinaryOp<"and", Mdl_BoolTensor, "elementwise logical and">;
 def Mdl_OrOp : Mdl_BinaryOp<"or", Mdl_BoolTensor, "elementwise logical or">;
 
@@ -84,7 +93,8 @@ def Mdl_CompareOp : Mdl_BroadcastingOp<"compare", [SameOperandsElementType]> {
 }
 
 def Mdl_WhereOp : Mdl_BroadcastingOp<"where", [
-    AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
+    AllElementTypesMatch<["on_true", "on_false", "result"]>,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "elementwise selection";
   let description = [{
     `on_true` where `condition` holds, else `on_false`; the three operands
@@ -113,28 +123,46 @@ def Mdl_WhereOp : Mdl_BroadcastingOp<"where", [
 }
 
 // A unary elementwise op; the result has the operand's type.
-class Mdl_UnaryOp<string mnemonic, Type tensorType, string opSummary>
-    : Mdl_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+class Mdl_UnaryOp<string mnemonic, Type tensorType, string opSummary,
+                  list<Trait> traits = []>
+    : Mdl_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType], traits)> {
   let summary = opSummary;
   let arguments = (ins tensorType:$input);
   let results = (outs tensorType:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Mdl_NegOp : Mdl_UnaryOp<"neg", Mdl_NumericTensor, "elementwise negation">;
-def Mdl_AbsOp : Mdl_UnaryOp<"abs", Mdl_NumericTensor, "elementwise |x|">;
-def Mdl_ReluOp : Mdl_UnaryOp<"relu", Mdl_NumericTensor, "max(x, 0)">;
-def Mdl_ExpOp : Mdl_UnaryOp<"exp", Mdl_FloatTensor, "elementwise e^x">;
-def Mdl_LogOp : Mdl_UnaryOp<"log", Mdl_FloatTensor,
-                            "elementwise natural logarithm">;
-def Mdl_SqrtOp : Mdl_UnaryOp<"sqrt", Mdl_FloatTensor, "elementwise square root">;
-def Mdl_RsqrtOp : Mdl_UnaryOp<"rsqrt", Mdl_FloatTensor, "1 / sqrt(x)">;
-def Mdl_TanhOp : Mdl_UnaryOp<"tanh", Mdl_FloatTensor, "hyperbolic tangent">;
-def Mdl_SigmoidOp : Mdl_UnaryOp<"sigmoid", Mdl_FloatTensor, "1 / (1 + e^-x)">;
-def Mdl_SiluOp : Mdl_UnaryOp<"silu", Mdl_FloatTensor, "x * sigmoid(x)">;
+// A unary op through which gradients flow (ElementwiseVJP.cpp).
+class Mdl_DifferentiableUnaryOp<string mnemonic, Type tensorType,
+                                string opSummary>
+    : Mdl_UnaryOp<mnemonic, tensorType, opSummary, [
+        DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]>;
+
+def Mdl_NegOp : Mdl_DifferentiableUnaryOp<"neg", Mdl_NumericTensor,
+                                          "elementwise negation">;
+def Mdl_AbsOp : Mdl_DifferentiableUnaryOp<"abs", Mdl_NumericTensor,
+                                          "elementwise |x|">;
+def Mdl_ReluOp : Mdl_DifferentiableUnaryOp<"relu", Mdl_NumericTensor,
+                                           "max(x, 0)">;
+def Mdl_ExpOp : Mdl_DifferentiableUnaryOp<"exp", Mdl_FloatTensor,
+                                          "elementwise e^x">;
+def Mdl_LogOp : Mdl_DifferentiableUnaryOp<"log", Mdl_FloatTensor,
+                                          "elementwise natural logarithm">;
+def Mdl_SqrtOp : Mdl_DifferentiableUnaryOp<"sqrt", Mdl_FloatTensor,
+                                           "elementwise square root">;
+def Mdl_RsqrtOp : Mdl_DifferentiableUnaryOp<"rsqrt", Mdl_FloatTensor,
+                                            "1 / sqrt(x)">;
+def Mdl_TanhOp : Mdl_DifferentiableUnaryOp<"tanh", Mdl_FloatTensor,
+                                           "hyperbolic tangent">;
+def Mdl_SigmoidOp : Mdl_DifferentiableUnaryOp<"sigmoid", Mdl_FloatTensor,
+                                              "1 / (1 + e^-x)">;
+def Mdl_SiluOp : Mdl_DifferentiableUnaryOp<"silu", Mdl_FloatTensor,
+                                           "x * sigmoid(x)">;
 def Mdl_NotOp : Mdl_UnaryOp<"not", Mdl_BoolTensor, "elementwise logical not">;
 
-def Mdl_GeluOp : Mdl_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+def Mdl_GeluOp : Mdl_Op<"gelu", [
+    Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `approximate` is `"none"` (the erf form) or `"tanh"` (GPT-2's), as in
@@ -151,7 +179,9 @@ def Mdl_GeluOp : Mdl_Op<"gelu", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Mdl_CastOp : Mdl_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def Mdl_CastOp : Mdl_Op<"cast", [
+    Pure, SameOperandsAndResultShape,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "elementwise conversion to another element type";
   let description = [{
     Converts each element as PyTorch's `Tensor.to(dtype)` does: floats to

@@ -4,6 +4,7 @@
 
 include "MdlDialect.td"
 include "MdlEnums.td"
+include "MdlInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
@@ -217,7 +218,8 @@ def Mdl_YieldOp : Mdl_Op<"yield", [
 }
 
 def Mdl_ConstantOp : Mdl_Op<"constant", [
-    ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+    ConstantLike, Pure, AllTypesMatch<["value", "result"]>,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "a constant tensor";
   let description = [{
     ```mlir

@@ -17,13 +17,13 @@ LogicalResult checkShape(Operation *op, StringRef what,
                          std::optional<SmallVector<int64_t>> expected,
                          Value actual) {
   if (!expected)
-    return op->emitOpError("attributes do not describe a valid forward op");
+    return op->emitOpError(
+        "operand shapes and attributes do not describe a valid forward op");
   if (ArrayRef<int64_t>(*expected) != shapeOf(actual))
-    return op->emitOpError() << what << " has type " << actual.getType()
-                             << " but the forward op gives shape ["
-                             << llvm::make_range(expected->begin(),
-                                                 expected->end())
-                             << "]";
+    return op->emitOpError()
+           << what << " has type " << actual.getType()
+           << " but the forward op gives shape ["
+           << llvm::make_range(expected->begin(), expected->end()) << "]";
   return success();
 }
 
@@ -79,9 +79,17 @@ LogicalResult AvgPool2dGradOp::verify() {
 LogicalResult EmbeddingGradOp::verify() {
   if (failed(checkElementType(*this, getGrad(), getResult())))
     return failure();
-  return checkShape(*this, "grad",
-                    inferEmbeddingShape(shapeOf(getIds()), shapeOf(getResult())),
-                    getGrad());
+  return checkShape(
+      *this, "grad",
+      inferEmbeddingShape(shapeOf(getIds()), shapeOf(getResult())), getGrad());
+}
+
+LogicalResult GeluGradOp::verify() {
+  StringRef approximate = getApproximate();
+  if (approximate != "none" && approximate != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << approximate << "\"";
+  return success();
 }
 
 LogicalResult CrossEntropyGradOp::verify() {

@@ -105,6 +105,7 @@ def Mdl_GeluGradOp : Mdl_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> {
                        DefaultValuedStrAttr<StrAttr, "none">:$approximate);
   let results = (outs Mdl_FloatTensor:$result);
   let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def Mdl_CrossEntropyGradOp : Mdl_Op<"cross_entropy_grad", [Pure]> {
@@ -116,7 +117,7 @@ def Mdl_CrossEntropyGradOp : Mdl_Op<"cross_entropy_grad", [Pure]> {
     result has `logits`'s type.
   }];
   let arguments = (ins Mdl_FloatTensor:$logits, Mdl_IntTensor:$labels,
-                       Mdl_F32Scalar:$grad, Mdl_I64Attr:$ignore_index);
+                       Mdl_FloatScalar:$grad, Mdl_I64Attr:$ignore_index);
   let results = (outs Mdl_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels `,` $grad `ignore_index` `=` $ignore_index attr-dict

@@ -4,9 +4,12 @@
 #define MODELC_DIALECTS_MDL_NNOPS_TD
 
 include "MdlDialect.td"
+include "MdlInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Mdl_MatmulOp : Mdl_Op<"matmul", [Pure, SameOperandsAndResultElementType]> {
+def Mdl_MatmulOp : Mdl_Op<"matmul", [
+    Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "matrix product with torch.matmul's rules";
   let description = [{
     Two 1-D operands give their dot product (a scalar). A 1-D `lhs` is
@@ -30,7 +33,9 @@ def Mdl_MatmulOp : Mdl_Op<"matmul", [Pure, SameOperandsAndResultElementType]> {
   ];
 }
 
-def Mdl_Conv2dOp : Mdl_Op<"conv2d", [Pure, SameOperandsAndResultElementType]> {
+def Mdl_Conv2dOp : Mdl_Op<"conv2d", [
+    Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "2-D convolution, NCHW input and OIHW weight";
   let description = [{
     `input` is `[N, C, H, W]`, `weight` `[O, C / groups, kH, kW]`, the
@@ -64,7 +69,9 @@ def Mdl_Conv2dOp : Mdl_Op<"conv2d", [Pure, SameOperandsAndResultElementType]> {
 
 // 2-D pooling over NCHW windows, as torch.nn.functional's (floor mode).
 class Mdl_Pool2dOp<string mnemonic, Type tensorType, string opSummary>
-    : Mdl_Op<mnemonic, [Pure, SameOperandsAndResultElementType]> {
+    : Mdl_Op<mnemonic, [
+        Pure, SameOperandsAndResultElementType,
+        DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = opSummary;
   let description = [{
     `input` is `[N, C, H, W]`, the result `[N, C, Ho, Wo]` with
@@ -109,7 +116,8 @@ def Mdl_AvgPool2dOp : Mdl_Pool2dOp<"avg_pool2d", Mdl_FloatTensor,
 
 def Mdl_LayerNormOp : Mdl_Op<"layer_norm", [
     Pure, SameOperandsAndResultElementType,
-    AllTypesMatch<["input", "result"]>]> {
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "layer normalisation over the last axis";
   let description = [{
     `(x - mean) / sqrt(var + eps) * weight + bias` along the last axis, with
@@ -131,7 +139,8 @@ def Mdl_LayerNormOp : Mdl_Op<"layer_norm", [
 }
 
 def Mdl_EmbeddingOp : Mdl_Op<"embedding", [
-    Pure, AllElementTypesMatch<["table", "result"]>]> {
+    Pure, AllElementTypesMatch<["table", "result"]>,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "rows of a table selected by integer ids";
   let description = [{
     `table` is `[V, D]`; the result is `ids.shape + [D]`.
@@ -201,7 +210,8 @@ def Mdl_AttentionOp : Mdl_Op<"attention", [
   ];
 }
 
-def Mdl_CrossEntropyOp : Mdl_Op<"cross_entropy", [Pure]> {
+def Mdl_CrossEntropyOp : Mdl_Op<"cross_entropy", [
+    Pure, DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "softmax cross-entropy, mean over non-ignored positions";
   let description = [{
     The class axis is the last axis of `logits`; `labels` has the logits'
@@ -213,7 +223,8 @@ def Mdl_CrossEntropyOp : Mdl_Op<"cross_entropy", [Pure]> {
   }];
   let arguments = (ins Mdl_FloatTensor:$logits, Mdl_IntTensor:$labels,
                        DefaultValuedAttr<Mdl_I64Attr, "-100">:$ignore_index);
-  let results = (outs Mdl_F32Scalar:$result);
+  // f32 from the frontend; f64 only under --mdl-widen-to-f64.
+  let results = (outs Mdl_FloatScalar:$result);
   let assemblyFormat = [{
     $logits `,` $labels `ignore_index` `=` $ignore_index attr-dict `:`
     type($logits) `,` type($labels) `->` type($result)
@@ -230,7 +241,8 @@ def Mdl_CrossEntropyOp : Mdl_Op<"cross_entropy", [Pure]> {
 }
 
 def Mdl_MseLossOp : Mdl_Op<"mse_loss", [
-    Pure, SameTypeOperands, AllElementTypesMatch<["input", "result"]>]> {
+    Pure, SameTypeOperands, AllElementTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "mean squared error";
   let description = [{
     ```mlir
@@ -262,7 +274,8 @@ def Mdl_AccuracyOp : Mdl_Op<"accuracy", [Pure]> {
     ```
   }];
   let arguments = (ins Mdl_FloatTensor:$logits, Mdl_IntTensor:$labels);
-  let results = (outs Mdl_F32Scalar:$result);
+  // f32 from the frontend; f64 only under --mdl-widen-to-f64.
+  let results = (outs Mdl_FloatScalar:$result);
   let assemblyFormat = [{
     $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->`
     type($result)

@@ -3,12 +3,15 @@
 #define MODELC_DIALECTS_MDL_REDUCTIONOPS_TD
 
 include "MdlDialect.td"
+include "MdlInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 // Reduces `axes` (sorted, distinct, non-negative); with `keepdim` the
 // reduced axes stay as size 1, else they are removed.
 class Mdl_ReduceOp<string mnemonic, Type tensorType, string opSummary>
-    : Mdl_Op<mnemonic, [Pure, SameOperandsAndResultElementType]> {
+    : Mdl_Op<mnemonic, [
+        Pure, SameOperandsAndResultElementType,
+        DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = opSummary;
   let description = [{
     ```mlir
@@ -71,7 +74,9 @@ def Mdl_ArgmaxOp : Mdl_Op<"argmax", [Pure]> {
 
 // Normalises along `axis`; the result has the operand's type.
 class Mdl_SoftmaxLikeOp<string mnemonic, string opSummary>
-    : Mdl_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Mdl_Op<mnemonic, [
+        Pure, SameOperandsAndResultType,
+        DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = opSummary;
   let arguments = (ins Mdl_FloatTensor:$input, Mdl_I64Attr:$axis);
   let results = (outs Mdl_FloatTensor:$result);

@@ -3,9 +3,12 @@
 #define MODELC_DIALECTS_MDL_SHAPEOPS_TD
 
 include "MdlDialect.td"
+include "MdlInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Mdl_ReshapeOp : Mdl_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+def Mdl_ReshapeOp : Mdl_Op<"reshape", [
+    Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "the same elements in row-major order under a new shape";
   let description = [{
     ```mlir
@@ -28,7 +31,8 @@ def Mdl_ReshapeOp : Mdl_Op<"reshape", [Pure, SameOperandsAndResultElementType]> 
 }
 
 def Mdl_TransposeOp : Mdl_Op<"transpose", [
-    Pure, SameOperandsAndResultElementType]> {
+    Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "permutes the axes";
   let description = [{
     Result axis `i` is operand axis `perm[i]`.
@@ -48,7 +52,9 @@ def Mdl_TransposeOp : Mdl_Op<"transpose", [
   ];
 }
 
-def Mdl_ConcatOp : Mdl_Op<"concat", [Pure, SameOperandsAndResultElementType]> {
+def Mdl_ConcatOp : Mdl_Op<"concat", [
+    Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "joins tensors along an axis";
   let description = [{
     All operands have the same rank and agree on every axis but `axis`.
@@ -68,7 +74,9 @@ def Mdl_ConcatOp : Mdl_Op<"concat", [Pure, SameOperandsAndResultElementType]> {
   ];
 }
 
-def Mdl_SplitOp : Mdl_Op<"split", [Pure, SameOperandsAndResultElementType]> {
+def Mdl_SplitOp : Mdl_Op<"split", [
+    Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "cuts a tensor into equal parts along an axis";
   let description = [{
     One result per part (as `torch.chunk` when the size divides evenly); the
@@ -91,7 +99,8 @@ def Mdl_SplitOp : Mdl_Op<"split", [Pure, SameOperandsAndResultElementType]> {
 }
 
 def Mdl_BroadcastToOp : Mdl_Op<"broadcast_to", [
-    Pure, SameOperandsAndResultElementType]> {
+    Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "broadcasts to the result shape with NumPy's rules";
   let description = [{
     ```mlir
@@ -124,7 +133,9 @@ def Mdl_ArangeOp : Mdl_Op<"arange", [Pure]> {
   ];
 }
 
-def Mdl_SliceOp : Mdl_Op<"slice", [Pure, SameOperandsAndResultElementType]> {
+def Mdl_SliceOp : Mdl_Op<"slice", [
+    Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "a strided box of a tensor";
   let description = [{
     Along each axis `i` takes the indices `starts[i]`, `starts[i] +

@@ -787,7 +787,7 @@ func.func @f(%l: tensor<f32>, %y: tensor<i32>) {
 // -----
 
 func.func @f(%l: tensor<8x10xf32>, %y: tensor<8xi32>) {
-  // expected-error @+1 {{result #0 must be 0-d tensor of 32-bit float values, but got 'tensor<8xf32>'}}
+  // expected-error @+1 {{result #0 must be 0-d tensor of floating-point values, but got 'tensor<8xf32>'}}
   %0 = mdl.cross_entropy %l, %y ignore_index = -100 : tensor<8x10xf32>, tensor<8xi32> -> tensor<8xf32>
   return
 }

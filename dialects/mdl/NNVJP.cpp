@@ -1,0 +1,191 @@
+// Vector-Jacobian products of the linear-algebra and neural-network ops:
+// matmul, conv2d, pooling, layer_norm, embedding and the losses.
+//
+// Formulas are PyTorch's (tools/autograd/derivatives.yaml and
+// FunctionsManual.cpp); `g` is the result's adjoint. The parts without a
+// compact form in mdl ops (transposed convolution, the routing of pooling
+// gradients, scatter-add, the softmax-minus-one-hot of cross-entropy) are
+// the grad ops of GradOps.td.
+#include "dialects/mdl/VJPBuilder.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::mdl;
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+// torch.matmul's backward is that of the matrix product it reduces to:
+// 1-D operands are promoted (lhs [k] -> [1, k], rhs [k] -> [k, 1], the
+// result gaining the size-1 axis), then for C = A B on the last two axes
+//   dA = dC B^T,  dB = A^T dC  (mm/bmm in derivatives.yaml),
+// each summed over the batch axes its operand was broadcast along, and
+// reshaped back to the unpromoted operand. Two 1-D operands (a dot product)
+// give dA = g * b, dB = g * a.
+SmallVector<Value> MatmulOp::buildVJP(OpBuilder &builder,
+                                      ArrayRef<Value> resultAdjoints) {
+  if (!isDifferentiableType(getType()))
+    return noGradients(*this);
+  VJPBuilder b(builder, getLoc());
+  Value g = resultAdjoints[0];
+  Value lhs = getLhs(), rhs = getRhs();
+  ArrayRef<int64_t> lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
+  if (lhsShape.size() == 1 && rhsShape.size() == 1)
+    return {b.mul(g, rhs), b.mul(g, lhs)};
+
+  SmallVector<int64_t> gradShape(getType().getShape());
+  if (lhsShape.size() == 1) {
+    lhs = b.reshape(lhs, {1, lhsShape[0]});
+    gradShape.insert(gradShape.end() - 1, 1);
+  }
+  if (rhsShape.size() == 1) {
+    rhs = b.reshape(rhs, {rhsShape[0], 1});
+    gradShape.push_back(1);
+  }
+  g = b.reshape(g, gradShape);
+
+  Value lhsGrad =
+      b.sumToType(b.matmul(g, b.transposeLastTwo(rhs)), lhs.getType());
+  Value rhsGrad;
+  ArrayRef<int64_t> batchedLhs = shapeOf(lhs);
+  if (shapeOf(rhs).size() == 2 && batchedLhs.size() > 2) {
+    // A matrix rhs shared by a batch of lhs matrices (a linear layer on
+    // [batch, tokens, features]): sum over the batch inside one GEMM,
+    // A^T dC with A and dC flattened to rows, instead of a batched product
+    // followed by a sum.
+    int64_t rows = std::accumulate(batchedLhs.begin(), batchedLhs.end() - 1,
+                                   int64_t(1), std::multiplies<int64_t>());
+    Value flatLhs = b.reshape(lhs, {rows, batchedLhs.back()});
+    Value flatGrad = b.reshape(g, {rows, gradShape.back()});
+    rhsGrad = b.matmul(b.transposeLastTwo(flatLhs), flatGrad);
+  } else {
+    rhsGrad = b.sumToType(b.matmul(b.transposeLastTwo(lhs), g), rhs.getType());
+  }
+  return {b.reshape(lhsGrad, lhsShape), b.reshape(rhsGrad, rhsShape)};
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+// conv2d (convolution_backward): input: the transposed convolution of grad
+// with the weight (conv2d_grad_input); weight: the correlation of the input
+// with grad (conv2d_grad_weight); both take stride, padding, dilation and
+// groups as the forward op. bias: grad summed over N, H and W.
+SmallVector<Value> Conv2dOp::buildVJP(OpBuilder &builder,
+                                      ArrayRef<Value> resultAdjoints) {
+  Value g = resultAdjoints[0];
+  Location loc = getLoc();
+  SmallVector<Value> adjoints;
+  adjoints.push_back(builder.create<Conv2dGradInputOp>(
+      loc, getInput().getType(), g, getWeight(), getStrideAttr(),
+      getPaddingAttr(), getDilationAttr(), getGroupsAttr()));
+  adjoints.push_back(builder.create<Conv2dGradWeightOp>(
+      loc, getWeight().getType(), getInput(), g, getStrideAttr(),
+      getPaddingAttr(), getDilationAttr(), getGroupsAttr()));
+  if (getBias())
+    adjoints.push_back(VJPBuilder(builder, loc).sum(g, {0, 2, 3}));
+  return adjoints;
+}
+
+// max_pool2d (max_pool2d_with_indices_backward): each gradient goes to the
+// first maximum of its window, as PyTorch's indices choose.
+SmallVector<Value> MaxPool2dOp::buildVJP(OpBuilder &builder,
+                                         ArrayRef<Value> resultAdjoints) {
+  if (!isDifferentiableType(getType()))
+    return noGradients(*this);
+  return {builder.create<MaxPool2dGradOp>(
+      getLoc(), getInput().getType(), getInput(), resultAdjoints[0],
+      getKernelAttr(), getStrideAttr(), getPaddingAttr())};
+}
+
+// avg_pool2d (avg_pool2d_backward, count_include_pad): each gradient spread
+// evenly over its window.
+SmallVector<Value> AvgPool2dOp::buildVJP(OpBuilder &builder,
+                                         ArrayRef<Value> resultAdjoints) {
+  return {builder.create<AvgPool2dGradOp>(getLoc(), getInput().getType(),
+                                          resultAdjoints[0], getKernelAttr(),
+                                          getStrideAttr(), getPaddingAttr())};
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm and embedding
+//===----------------------------------------------------------------------===//
+
+// layer_norm (native_layer_norm_backward) over the last axis of size D,
+// with the statistics recomputed from the input:
+//   mu = mean(x), rstd = 1 / sqrt(mean((x - mu)^2) + eps),
+//   xhat = (x - mu) * rstd, dxhat = grad * weight,
+//   input:  rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
+//   weight: sum(grad * xhat) over the leading axes,
+//   bias:   sum(grad) over the leading axes,
+// where the means are over the last axis (keepdim).
+SmallVector<Value> LayerNormOp::buildVJP(OpBuilder &builder,
+                                         ArrayRef<Value> resultAdjoints) {
+  VJPBuilder b(builder, getLoc());
+  Value g = resultAdjoints[0];
+  Value x = getInput();
+  int64_t rank = getType().getRank();
+  SmallVector<int64_t> last = {rank - 1};
+  SmallVector<int64_t> leading(rank - 1);
+  std::iota(leading.begin(), leading.end(), 0);
+  auto sumLeading = [&](Value value) {
+    return leading.empty() ? value : b.sum(value, leading);
+  };
+
+  Value centered = b.sub(x, b.mean(x, last, /*keepdim=*/true));
+  Value variance = b.mean(b.mul(centered, centered), last, /*keepdim=*/true);
+  Value rstd =
+      b.rsqrt(b.add(variance, b.scalar(getEps().convertToDouble(), x)));
+  Value normalized = b.mul(centered, rstd);
+
+  Value normalizedGrad = b.mul(g, getWeight());
+  Value meanGrad = b.mean(normalizedGrad, last, /*keepdim=*/true);
+  Value meanProjection =
+      b.mean(b.mul(normalizedGrad, normalized), last, /*keepdim=*/true);
+  Value inputGrad = b.mul(rstd, b.sub(b.sub(normalizedGrad, meanGrad),
+                                      b.mul(normalized, meanProjection)));
+  return {inputGrad, sumLeading(b.mul(g, normalized)), sumLeading(g)};
+}
+
+// embedding (embedding_dense_backward): the rows of grad scatter-added into
+// the table's rows named by the ids; the ids get nothing.
+SmallVector<Value> EmbeddingOp::buildVJP(OpBuilder &builder,
+                                         ArrayRef<Value> resultAdjoints) {
+  return {Value(),
+          builder.create<EmbeddingGradOp>(getLoc(), getTable().getType(),
+                                          getIds(), resultAdjoints[0])};
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+// cross_entropy (log_softmax + nll_loss with mean reduction over the
+// positions not ignored): logits: (softmax(logits) - one_hot(labels)) *
+// grad / count, rows with an ignored label zero; labels: nothing.
+SmallVector<Value> CrossEntropyOp::buildVJP(OpBuilder &builder,
+                                            ArrayRef<Value> resultAdjoints) {
+  return {builder.create<CrossEntropyGradOp>(
+              getLoc(), getLogits().getType(), getLogits(), getLabels(),
+              resultAdjoints[0], getIgnoreIndexAttr()),
+          Value()};
+}
+
+// mse_loss (mse_loss_backward, mean reduction):
+//   input: 2 / n * (input - target) * grad, target: its negation.
+SmallVector<Value> MseLossOp::buildVJP(OpBuilder &builder,
+                                       ArrayRef<Value> resultAdjoints) {
+  VJPBuilder b(builder, getLoc());
+  Value g = resultAdjoints[0];
+  double count = getInput().getType().getNumElements();
+  Value scale = b.mul(g, b.scalar(2.0 / count, g));
+  Value inputGrad = b.mul(b.sub(getInput(), getTarget()), scale);
+  return {inputGrad, b.neg(inputGrad)};
+}
