@@ -19,7 +19,7 @@ def MdlLowerToLinalg : Pass<"mdl-lower-to-linalg", "mlir::ModuleOp"> {
     "mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
     "mlir::arith::ArithDialect", "mlir::math::MathDialect",
     "mlir::bufferization::BufferizationDialect", "mlir::memref::MemRefDialect",
-    "mlir::mdlrt::MdlrtDialect"];
+    "mlir::scf::SCFDialect", "mlir::mdlrt::MdlrtDialect"];
 }
 
 def MdlGemmToLibrary : Pass<"mdl-gemm-to-library", "mlir::ModuleOp"> {

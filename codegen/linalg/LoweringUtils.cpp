@@ -1,0 +1,303 @@
+// Helpers shared by the --mdl-lower-to-linalg pattern families (see
+// LoweringUtils.h).
+#include "codegen/linalg/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace modelc::lowering {
+
+Type getSignlessType(Type elementType) {
+  if (elementType.isUnsignedInteger() || elementType.isSignedInteger())
+    return IntegerType::get(elementType.getContext(),
+                            elementType.getIntOrFloatBitWidth());
+  return elementType;
+}
+
+RankedTensorType getSignlessTensorType(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return tensor.clone(getSignlessType(tensor.getElementType()));
+}
+
+bool isZeroExtended(Type elementType) {
+  return elementType.isUnsignedInteger() || elementType.isInteger(1);
+}
+
+Type getComputeType(Type elementType) {
+  if (elementType.isF16() || elementType.isBF16())
+    return Float32Type::get(elementType.getContext());
+  return elementType;
+}
+
+Value createScalarConstant(OpBuilder &b, Location loc, Type type,
+                           double value) {
+  if (isa<FloatType>(type))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt bits = width == 1
+                   ? APInt(1, value != 0)
+                   : APInt(64, static_cast<int64_t>(value), true).trunc(width);
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, bits));
+}
+
+/// The least (`lowest`) or greatest value of mdl element type `elementType`.
+static Value createExtremeValue(OpBuilder &b, Location loc, Type elementType,
+                                bool lowest) {
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    APFloat inf = APFloat::getInf(floatType.getFloatSemantics(), lowest);
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(floatType, inf));
+  }
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  APInt bits;
+  if (isZeroExtended(elementType))
+    bits = lowest ? APInt::getMinValue(width) : APInt::getMaxValue(width);
+  else
+    bits = lowest ? APInt::getSignedMinValue(width)
+                  : APInt::getSignedMaxValue(width);
+  Type signless = getSignlessType(elementType);
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(signless, bits));
+}
+
+Value createLowestValue(OpBuilder &b, Location loc, Type elementType) {
+  return createExtremeValue(b, loc, elementType, /*lowest=*/true);
+}
+
+Value createHighestValue(OpBuilder &b, Location loc, Type elementType) {
+  return createExtremeValue(b, loc, elementType, /*lowest=*/false);
+}
+
+Value createEmptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+}
+
+Value createFilledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                         Value scalar) {
+  Value empty = b.create<tensor::EmptyOp>(loc, shape, scalar.getType());
+  return b.create<linalg::FillOp>(loc, scalar, empty).getResult(0);
+}
+
+TypedAttr getSplatValue(Value tensor) {
+  if (auto fill = tensor.getDefiningOp<linalg::FillOp>())
+    tensor = fill.getInputs().front();
+  Attribute constant;
+  if (!matchPattern(tensor, m_Constant(&constant)))
+    return {};
+  if (auto dense = dyn_cast<DenseElementsAttr>(constant))
+    return dense.isSplat() ? cast<TypedAttr>(dense.getSplatValue<Attribute>())
+                           : TypedAttr();
+  return dyn_cast<TypedAttr>(constant);
+}
+
+AffineMap getBroadcastMap(MLIRContext *ctx, ArrayRef<int64_t> operandShape,
+                          ArrayRef<int64_t> resultShape) {
+  int64_t offset = resultShape.size() - operandShape.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [axis, size] : llvm::enumerate(operandShape)) {
+    int64_t resultAxis = offset + axis;
+    bool stretched = size == 1 && resultShape[resultAxis] != 1;
+    exprs.push_back(stretched ? getAffineConstantExpr(0, ctx)
+                              : getAffineDimExpr(resultAxis, ctx));
+  }
+  return AffineMap::get(resultShape.size(), 0, exprs, ctx);
+}
+
+Value createElementwiseOp(OpBuilder &b, Location loc,
+                          RankedTensorType resultType, ValueRange inputs,
+                          ScalarBodyFn body) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = resultType.getShape();
+  // A splat constant operand (a scalar literal such as `2.0 * x`) becomes a
+  // constant in the body, so the loop reads no memory for it.
+  SmallVector<TypedAttr> splats(inputs.size());
+  SmallVector<Value> read;
+  SmallVector<AffineMap> maps;
+  for (auto [index, input] : llvm::enumerate(inputs)) {
+    if ((splats[index] = getSplatValue(input)))
+      continue;
+    read.push_back(input);
+    maps.push_back(getBroadcastMap(
+        ctx, cast<RankedTensorType>(input.getType()).getShape(), shape));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(shape.size()));
+  SmallVector<utils::IteratorType> iterators(shape.size(),
+                                             utils::IteratorType::parallel);
+  Value init = createEmptyTensor(b, loc, resultType);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, resultType, read, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        SmallVector<Value> elements;
+        unsigned next = 0;
+        for (TypedAttr splat : splats)
+          elements.push_back(
+              splat ? nb.create<arith::ConstantOp>(nloc, splat).getResult()
+                    : args[next++]);
+        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, elements));
+      });
+  return generic.getResult(0);
+}
+
+SmallVector<int64_t> dropAxes(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> kept;
+  for (auto [axis, size] : llvm::enumerate(shape))
+    if (!llvm::is_contained(axes, static_cast<int64_t>(axis)))
+      kept.push_back(size);
+  return kept;
+}
+
+Value createReduction(
+    OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<int64_t> shape,
+    ArrayRef<int64_t> axes, Value init,
+    function_ref<Value(OpBuilder &, Location, ValueRange, Value)> combine) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = shape.size();
+  SmallVector<AffineExpr> keptDims;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    bool reduced = llvm::is_contained(axes, axis);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (!reduced)
+      keptDims.push_back(getAffineDimExpr(axis, ctx));
+  }
+  AffineMap reducedMap = AffineMap::get(rank, 0, keptDims, ctx);
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs)
+    maps.push_back(cast<RankedTensorType>(input.getType()).getRank() == rank
+                       ? b.getMultiDimIdentityMap(rank)
+                       : reducedMap);
+  maps.push_back(reducedMap);
+  Value filled = createFilledTensor(b, loc, dropAxes(shape, axes), init);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, filled.getType(), inputs, filled, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value next = combine(nb, nloc, args.drop_back(), args.back());
+        nb.create<linalg::YieldOp>(nloc, next);
+      });
+  return generic.getResult(0);
+}
+
+Value createLinearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return b.create<arith::ConstantIntOp>(loc, 0, 64);
+  // Horner's scheme: ((i0 * d1 + i1) * d2 + i2) ...
+  Value linear = b.create<linalg::IndexOp>(loc, 0);
+  for (auto [axis, size] : llvm::enumerate(shape.drop_front())) {
+    Value index = b.create<linalg::IndexOp>(loc, axis + 1);
+    Value scaled = b.create<arith::MulIOp>(
+        loc, linear, b.create<arith::ConstantIndexOp>(loc, size));
+    linear = b.create<arith::AddIOp>(loc, scaled, index);
+  }
+  return b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), linear);
+}
+
+/// Every axis of a rank-`rank` tensor in one group: the reassociation of a
+/// collapse to 1-D (empty for rank 0, which expands to or from `[1]`).
+static SmallVector<ReassociationIndices> getFlatReassociation(int64_t rank) {
+  if (rank == 0)
+    return {};
+  return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+}
+
+Value reshapeTensor(OpBuilder &b, Location loc, Value value,
+                    ArrayRef<int64_t> shape) {
+  auto source = cast<RankedTensorType>(value.getType());
+  if (source.getShape() == shape)
+    return value;
+  auto target = source.clone(shape);
+  if (auto indices = getReassociationIndicesForReshape(source, target)) {
+    if (source.getRank() > target.getRank())
+      return b.create<tensor::CollapseShapeOp>(loc, target, value, *indices);
+    return b.create<tensor::ExpandShapeOp>(loc, target, value, *indices);
+  }
+  // Shapes that do not nest ([2, 3] -> [3, 2]) go through 1-D.
+  auto flatType = source.clone({source.getNumElements()});
+  Value flat = value;
+  if (source.getRank() == 0)
+    flat = b.create<tensor::ExpandShapeOp>(loc, flatType, value,
+                                           getFlatReassociation(0));
+  else if (source.getRank() > 1)
+    flat = b.create<tensor::CollapseShapeOp>(
+        loc, flatType, value, getFlatReassociation(source.getRank()));
+  if (target.getRank() == 1)
+    return flat;
+  if (target.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, target, flat,
+                                             getFlatReassociation(0));
+  return b.create<tensor::ExpandShapeOp>(
+      loc, target, flat, getFlatReassociation(target.getRank()));
+}
+
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
+                    Type to) {
+  if (from == to)
+    return value;
+  Type target = getSignlessType(to);
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  // Anything to bool is `x != 0` (NaN is true, as in C and PyTorch).
+  if (to.isInteger(1)) {
+    Value zero = createScalarConstant(b, loc, value.getType(), 0);
+    if (fromFloat)
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, value,
+                                     zero);
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, value, zero);
+  }
+  if (fromFloat && toFloat) {
+    unsigned fromWidth = fromFloat.getWidth(), toWidth = toFloat.getWidth();
+    // f16 <-> bf16: the same width, so through f32, which holds both exactly.
+    if (fromWidth == toWidth) {
+      Value wide = b.create<arith::ExtFOp>(loc, b.getF32Type(), value);
+      return b.create<arith::TruncFOp>(loc, target, wide);
+    }
+    if (fromWidth < toWidth)
+      return b.create<arith::ExtFOp>(loc, target, value);
+    return b.create<arith::TruncFOp>(loc, target, value);
+  }
+  if (fromFloat) {
+    // PyTorch converts floats to uint8 through int64 (c10's
+    // static_cast_with_inter_type), so -1.0 becomes 255 rather than
+    // undefined; ui16 follows the same rule here.
+    if (to.isUnsignedInteger()) {
+      Value wide = b.create<arith::FPToSIOp>(loc, b.getI64Type(), value);
+      return b.create<arith::TruncIOp>(loc, target, wide);
+    }
+    return b.create<arith::FPToSIOp>(loc, target, value);
+  }
+  if (toFloat) {
+    if (isZeroExtended(from))
+      return b.create<arith::UIToFPOp>(loc, target, value);
+    return b.create<arith::SIToFPOp>(loc, target, value);
+  }
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth == toWidth)
+    return value;
+  if (fromWidth > toWidth)
+    return b.create<arith::TruncIOp>(loc, target, value);
+  if (isZeroExtended(from))
+    return b.create<arith::ExtUIOp>(loc, target, value);
+  return b.create<arith::ExtSIOp>(loc, target, value);
+}
+
+Value computeInOpmath(OpBuilder &b, Location loc, Type type,
+                      ValueRange operands, ScalarBodyFn compute) {
+  Type computeType = getComputeType(type);
+  if (computeType == type)
+    return compute(b, loc, operands);
+  SmallVector<Value> wide;
+  for (Value operand : operands)
+    wide.push_back(operand.getType() == type
+                       ? b.create<arith::ExtFOp>(loc, computeType, operand)
+                       : operand);
+  Value result = compute(b, loc, wide);
+  if (result.getType() != computeType)
+    return result;
+  return b.create<arith::TruncFOp>(loc, type, result);
+}
+
+} // namespace modelc::lowering

@@ -1,0 +1,120 @@
+// Lowering of mdl.layer_norm (last axis, biased variance, as
+// torch.nn.functional.layer_norm) to row reductions and one elementwise pass.
+#include "codegen/linalg/NNLowering.h"
+
+#include "dialects/mdl/MdlOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace modelc::nn;
+
+namespace {
+
+/// layer_norm over `[rows.., d]`:
+///  1. sum[r] = sum_k x[r, k];
+///  2. sq[r] = sum_k (x[r, k] - sum[r] / d)^2 (two passes rather than
+///     E[x^2] - E[x]^2, which cancels badly when |mean| >> std);
+///  3. mean[r] = sum[r] / d, rstd[r] = 1 / sqrt(sq[r] / d + eps);
+///  4. y = (x - mean) * rstd * weight + bias.
+struct LayerNormLowering : OpConversionPattern<mlir::mdl::LayerNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(mlir::mdl::LayerNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType resultType =
+        convertTensorType(getTypeConverter(), op.getType());
+    Type elementType = resultType.getElementType();
+    ArrayRef<int64_t> shape = resultType.getShape();
+    unsigned rank = shape.size();
+    ArrayRef<int64_t> rowShape = shape.drop_back();
+    unsigned rowRank = rowShape.size();
+
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap row = leadingDimsMap(ctx, rank, rowRank);
+    AffineMap column = projectionMap(ctx, rank, {rank - 1});
+    AffineMap rowIdentity = rewriter.getMultiDimIdentityMap(rowRank);
+    Value x = adaptor.getInput();
+    Value width = createFloatConstant(rewriter, loc, elementType,
+                                      static_cast<double>(shape.back()));
+
+    // 1. Row sums.
+    Value sum =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, RankedTensorType::get(rowShape, elementType), x,
+                createZeroTensor(rewriter, loc, rowShape, elementType),
+                ArrayRef<AffineMap>{identity, row}, iteratorTypes(rowRank, 1),
+                [](OpBuilder &b, Location l, ValueRange args) {
+                  b.create<linalg::YieldOp>(
+                      l,
+                      b.create<arith::AddFOp>(l, args[1], args[0]).getResult());
+                })
+            .getResult(0);
+
+    // 2. Sums of squared deviations.
+    Value squares =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, sum.getType(), ValueRange{x, sum},
+                createZeroTensor(rewriter, loc, rowShape, elementType),
+                ArrayRef<AffineMap>{identity, row, row},
+                iteratorTypes(rowRank, 1),
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value mean = b.create<arith::DivFOp>(l, args[1], width);
+                  Value deviation = b.create<arith::SubFOp>(l, args[0], mean);
+                  Value square =
+                      b.create<arith::MulFOp>(l, deviation, deviation);
+                  b.create<linalg::YieldOp>(
+                      l,
+                      b.create<arith::AddFOp>(l, args[2], square).getResult());
+                })
+            .getResult(0);
+
+    // 3. Mean and reciprocal standard deviation per row.
+    Value eps = createFloatConstant(rewriter, loc, elementType,
+                                    op.getEps().convertToDouble());
+    auto stats = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{sum.getType(), sum.getType()}, ValueRange{sum, squares},
+        ValueRange{createEmptyTensor(rewriter, loc, rowShape, elementType),
+                   createEmptyTensor(rewriter, loc, rowShape, elementType)},
+        ArrayRef<AffineMap>{rowIdentity, rowIdentity, rowIdentity, rowIdentity},
+        iteratorTypes(rowRank, 0),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value mean = b.create<arith::DivFOp>(l, args[0], width);
+          Value variance = b.create<arith::DivFOp>(l, args[1], width);
+          // 1 / sqrt, as PyTorch's kernel (not an approximate rsqrt).
+          Value rstd = b.create<arith::DivFOp>(
+              l, createFloatConstant(b, l, elementType, 1),
+              b.create<math::SqrtOp>(
+                  l, b.create<arith::AddFOp>(l, variance, eps)));
+          b.create<linalg::YieldOp>(l, ValueRange{mean, rstd});
+        });
+
+    // 4. Normalise, scale and shift.
+    Value init = createEmptyTensor(rewriter, loc, shape, elementType);
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, resultType,
+        ValueRange{x, stats.getResult(0), stats.getResult(1),
+                   adaptor.getWeight(), adaptor.getBias()},
+        init, ArrayRef<AffineMap>{identity, row, row, column, column, identity},
+        iteratorTypes(rank, 0), [](OpBuilder &b, Location l, ValueRange args) {
+          Value centred = b.create<arith::SubFOp>(l, args[0], args[1]);
+          Value normalised = b.create<arith::MulFOp>(l, centred, args[2]);
+          Value scaled = b.create<arith::MulFOp>(l, normalised, args[3]);
+          b.create<linalg::YieldOp>(
+              l, b.create<arith::AddFOp>(l, scaled, args[4]).getResult());
+        });
+    return success();
+  }
+};
+
+} // namespace
+
+void modelc::nn::populateNormToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LayerNormLowering>(patterns.getContext());
+}

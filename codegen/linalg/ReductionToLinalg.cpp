@@ -1,0 +1,276 @@
+// Lowering of the mdl reductions (sum, mean, max, min over axes; argmax;
+// softmax and log_softmax along an axis) to linalg.generic with reduction
+// iterators, initialised by linalg.fill.
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
+
+#include "dialects/mdl/MdlOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace modelc::lowering;
+
+namespace {
+
+/// The kind of an axes reduction.
+enum class ReduceKind { Sum, Mean, Max, Min };
+
+template <typename OpTy> constexpr ReduceKind getReduceKind();
+template <> constexpr ReduceKind getReduceKind<mlir::mdl::SumOp>() {
+  return ReduceKind::Sum;
+}
+template <> constexpr ReduceKind getReduceKind<mlir::mdl::MeanOp>() {
+  return ReduceKind::Mean;
+}
+template <> constexpr ReduceKind getReduceKind<mlir::mdl::MaxOp>() {
+  return ReduceKind::Max;
+}
+template <> constexpr ReduceKind getReduceKind<mlir::mdl::MinOp>() {
+  return ReduceKind::Min;
+}
+
+/// `max` (or `min`) of two values of mdl element type `type`; floats
+/// propagate NaN, as torch.amax/amin.
+Value buildExtremum(OpBuilder &b, Location loc, Value lhs, Value rhs, Type type,
+                    bool max) {
+  if (isa<FloatType>(type))
+    return max ? b.create<arith::MaximumFOp>(loc, lhs, rhs).getResult()
+               : b.create<arith::MinimumFOp>(loc, lhs, rhs);
+  if (isZeroExtended(type))
+    return max ? b.create<arith::MaxUIOp>(loc, lhs, rhs).getResult()
+               : b.create<arith::MinUIOp>(loc, lhs, rhs);
+  return max ? b.create<arith::MaxSIOp>(loc, lhs, rhs).getResult()
+             : b.create<arith::MinSIOp>(loc, lhs, rhs);
+}
+
+/// sum, mean, max, min over `axes`. Sums of f16/bf16 accumulate in f32 and
+/// round once (PyTorch's accumulate type); f32 sums accumulate sequentially
+/// in f32 (PyTorch sums in blocks, so long sums differ in the last bits).
+/// Integer sums wrap in their own type (the frontend widens to i64 first).
+/// mean divides the sum by the number of reduced elements.
+template <typename OpTy> struct ReduceLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    constexpr ReduceKind kind = getReduceKind<OpTy>();
+    Location loc = op.getLoc();
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    Type type = op.getInput().getType().getElementType();
+    Type signless = inputType.getElementType();
+    ArrayRef<int64_t> shape = inputType.getShape();
+    ArrayRef<int64_t> axes = op.getAxes();
+    bool additive = kind == ReduceKind::Sum || kind == ReduceKind::Mean;
+    Type accumulator = additive ? getComputeType(signless) : signless;
+
+    Value init;
+    if (additive)
+      init = createScalarConstant(rewriter, loc, accumulator, 0);
+    else if (kind == ReduceKind::Max)
+      init = createLowestValue(rewriter, loc, type);
+    else
+      init = createHighestValue(rewriter, loc, type);
+    Value reduced = createReduction(
+        rewriter, loc, adaptor.getInput(), shape, axes, init,
+        [&](OpBuilder &b, Location nloc, ValueRange elements, Value acc) {
+          Value element = elements[0];
+          if (!additive)
+            return buildExtremum(b, nloc, element, acc, type,
+                                 kind == ReduceKind::Max);
+          if (isa<IntegerType>(accumulator))
+            return b.create<arith::AddIOp>(nloc, element, acc).getResult();
+          if (element.getType() != accumulator)
+            element = b.create<arith::ExtFOp>(nloc, accumulator, element);
+          return b.create<arith::AddFOp>(nloc, element, acc).getResult();
+        });
+
+    if (kind == ReduceKind::Mean || accumulator != signless) {
+      int64_t count = 1;
+      for (int64_t axis : axes)
+        count *= shape[axis];
+      auto reducedType = cast<RankedTensorType>(reduced.getType());
+      reduced = createElementwiseOp(
+          rewriter, loc, reducedType.clone(signless), reduced,
+          [&](OpBuilder &b, Location nloc, ValueRange args) -> Value {
+            Value value = args[0];
+            if (kind == ReduceKind::Mean)
+              value = b.create<arith::DivFOp>(
+                  nloc, value,
+                  createScalarConstant(b, nloc, accumulator, count));
+            if (accumulator != signless)
+              value = b.create<arith::TruncFOp>(nloc, signless, value);
+            return value;
+          });
+    }
+    // keepdim: the reduced axes come back as size 1 through a view.
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, reduced, op.getType().getShape()));
+    return success();
+  }
+};
+
+/// The index (i64) of the maximum along `axis`: the first one on ties, and
+/// the first NaN if there is one (NaN is greater than everything), as
+/// torch.argmax. The combiner compares indices explicitly, so the result
+/// does not depend on the order the reduction visits the elements.
+struct ArgmaxLowering : OpConversionPattern<mlir::mdl::ArgmaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(mlir::mdl::ArgmaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    Type type = op.getInput().getType().getElementType();
+    ArrayRef<int64_t> shape = inputType.getShape();
+    int64_t rank = shape.size();
+    int64_t axis = op.getAxis();
+
+    SmallVector<int64_t> reducedShape = dropAxes(shape, {axis});
+    Value values = createFilledTensor(rewriter, loc, reducedShape,
+                                      createLowestValue(rewriter, loc, type));
+    Value indices = createFilledTensor(
+        rewriter, loc, reducedShape,
+        createScalarConstant(rewriter, loc, rewriter.getI64Type(), 0));
+    SmallVector<AffineExpr> keptDims;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      iterators.push_back(dim == axis ? utils::IteratorType::reduction
+                                      : utils::IteratorType::parallel);
+      if (dim != axis)
+        keptDims.push_back(getAffineDimExpr(dim, ctx));
+    }
+    AffineMap reducedMap = AffineMap::get(rank, 0, keptDims, ctx);
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank),
+                                   reducedMap, reducedMap};
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{values.getType(), indices.getType()}, adaptor.getInput(),
+        ValueRange{values, indices}, maps, iterators,
+        [&](OpBuilder &b, Location nloc, ValueRange args) {
+          Value x = args[0], best = args[1], bestIndex = args[2];
+          Value index = b.create<arith::IndexCastUIOp>(
+              nloc, b.getI64Type(), b.create<linalg::IndexOp>(nloc, axis));
+          Value earlier = b.create<arith::CmpIOp>(
+              nloc, arith::CmpIPredicate::slt, index, bestIndex);
+          Value greater, equal;
+          if (isa<FloatType>(type)) {
+            greater = b.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::OGT,
+                                              x, best);
+            equal = b.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::OEQ, x,
+                                            best);
+          } else {
+            greater = b.create<arith::CmpIOp>(nloc,
+                                              isZeroExtended(type)
+                                                  ? arith::CmpIPredicate::ugt
+                                                  : arith::CmpIPredicate::sgt,
+                                              x, best);
+            equal = b.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, x,
+                                            best);
+          }
+          Value better = b.create<arith::OrIOp>(
+              nloc, greater, b.create<arith::AndIOp>(nloc, equal, earlier));
+          if (isa<FloatType>(type)) {
+            // A NaN wins over numbers, and over a later NaN.
+            Value xIsNaN =
+                b.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::UNO, x, x);
+            Value bestIsNumber = b.create<arith::CmpFOp>(
+                nloc, arith::CmpFPredicate::ORD, best, best);
+            Value nanWins = b.create<arith::AndIOp>(
+                nloc, xIsNaN,
+                b.create<arith::OrIOp>(nloc, bestIsNumber, earlier));
+            better = b.create<arith::OrIOp>(nloc, better, nanWins);
+          }
+          Value newBest = b.create<arith::SelectOp>(nloc, better, x, best);
+          Value newIndex =
+              b.create<arith::SelectOp>(nloc, better, index, bestIndex);
+          b.create<linalg::YieldOp>(nloc, ValueRange{newBest, newIndex});
+        });
+    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, generic.getResult(1),
+                                         op.getType().getShape()));
+    return success();
+  }
+};
+
+/// softmax and log_softmax along `axis`, numerically stable as ATen's:
+/// m = max(x), s = sum(exp(x - m)); softmax = exp(x - m) / s and
+/// log_softmax = (x - m) - log(s). f16/bf16 compute in f32 and round once.
+/// Three generics: the max, the sum (exp recomputed, not stored), the result.
+template <typename OpTy, bool isLog>
+struct SoftmaxLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto type = cast<RankedTensorType>(input.getType());
+    Type element = type.getElementType();
+    Type compute = getComputeType(element);
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t axis = op.getAxis();
+    auto widen = [&](OpBuilder &b, Location nloc, Value value) {
+      return value.getType() == compute
+                 ? value
+                 : b.create<arith::ExtFOp>(nloc, compute, value).getResult();
+    };
+
+    Value max = createReduction(
+        rewriter, loc, input, shape, axis,
+        createLowestValue(rewriter, loc, element),
+        [](OpBuilder &b, Location nloc, ValueRange x, Value acc) {
+          return b.create<arith::MaximumFOp>(nloc, x[0], acc).getResult();
+        });
+    Value sum = createReduction(
+        rewriter, loc, ValueRange{input, max}, shape, axis,
+        createScalarConstant(rewriter, loc, compute, 0),
+        [&](OpBuilder &b, Location nloc, ValueRange x, Value acc) {
+          Value wideX = widen(b, nloc, x[0]);
+          Value rowMax = widen(b, nloc, x[1]);
+          Value shifted = b.create<arith::SubFOp>(nloc, wideX, rowMax);
+          Value exp = b.create<math::ExpOp>(nloc, shifted);
+          return b.create<arith::AddFOp>(nloc, acc, exp).getResult();
+        });
+
+    // The reductions with the axis kept as 1 broadcast against the input.
+    SmallVector<int64_t> keptShape(shape);
+    keptShape[axis] = 1;
+    Value keptMax = reshapeTensor(rewriter, loc, max, keptShape);
+    Value keptSum = reshapeTensor(rewriter, loc, sum, keptShape);
+    Value result = createElementwiseOp(
+        rewriter, loc, type, ValueRange{input, keptMax, keptSum},
+        [&](OpBuilder &b, Location nloc, ValueRange args) -> Value {
+          Value wideX = widen(b, nloc, args[0]);
+          Value rowMax = widen(b, nloc, args[1]);
+          Value shifted = b.create<arith::SubFOp>(nloc, wideX, rowMax);
+          Value value =
+              isLog ? b.create<arith::SubFOp>(
+                           nloc, shifted, b.create<math::LogOp>(nloc, args[2]))
+                          .getResult()
+                    : b.create<arith::DivFOp>(
+                           nloc, b.create<math::ExpOp>(nloc, shifted), args[2])
+                          .getResult();
+          if (compute != element)
+            value = b.create<arith::TruncFOp>(nloc, element, value);
+          return value;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void modelc::populateReductionToLinalgPatterns(RewritePatternSet &patterns) {
+  using namespace mlir::mdl;
+  patterns.add<ReduceLowering<SumOp>, ReduceLowering<MeanOp>,
+               ReduceLowering<MaxOp>, ReduceLowering<MinOp>, ArgmaxLowering,
+               SoftmaxLowering<SoftmaxOp, false>,
+               SoftmaxLowering<LogSoftmaxOp, true>>(patterns.getContext());
+}

@@ -1,0 +1,89 @@
+// --mdl-lower-to-linalg on mdl.layer_norm (row reductions, then one
+// elementwise pass) and mdl.embedding / mdl.embedding_grad (a clamped row
+// gather; a row scatter-add as an scf.for updating the table in place).
+// RUN: modelc-opt %s --mdl-lower-to-linalg --split-input-file | FileCheck %s
+
+// GPT-2's layer norm over 768: row sums, sums of squared deviations from
+// sum / 768, mean and 1 / sqrt(var + eps) per row, then
+// (x - mean) * rstd * w + b with w and b read along the last axis.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[$COL:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<8x64x768xf32>, %[[W:.*]]: tensor<768xf32>, %[[B:.*]]: tensor<768xf32>)
+// CHECK: %[[D:.*]] = arith.constant 7.680000e+02 : f32
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<8x64x768xf32>)
+// CHECK: %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[SUM]] : tensor<8x64x768xf32>, tensor<8x64xf32>)
+// CHECK: arith.divf %{{.*}}, %[[D]] : f32
+// CHECK: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[STATS:.*]]:2 = linalg.generic {{.*}} ins(%[[SUM]], %[[SQ]] : tensor<8x64xf32>, tensor<8x64xf32>)
+// CHECK: arith.addf %{{.*}}, %[[EPS]] : f32
+// CHECK: math.sqrt
+// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]], #[[$COL]], #[[$COL]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[STATS]]#0, %[[STATS]]#1, %[[W]], %[[B]] :
+// CHECK: return %[[Y]]
+func.func @layer_norm(%x: tensor<8x64x768xf32>, %w: tensor<768xf32>, %b: tensor<768xf32>) -> tensor<8x64x768xf32> {
+  %y = mdl.layer_norm %x, %w, %b eps = 1.000000e-05 : tensor<8x64x768xf32>, tensor<768xf32>, tensor<768xf32> -> tensor<8x64x768xf32>
+  return %y : tensor<8x64x768xf32>
+}
+
+// -----
+
+// A generic over the result reads table[clamp(id, 0, V - 1), d].
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[IDS:.*]]: tensor<8x64xi32>, %[[TABLE:.*]]: tensor<50257x768xf32>)
+// CHECK: %[[E:.*]] = linalg.generic {{.*}} ins(%[[IDS]] : tensor<8x64xi32>) outs(%{{.*}} : tensor<8x64x768xf32>)
+// CHECK: ^bb0(%[[ID:.*]]: i32, %{{.*}}: f32):
+// CHECK: %[[I:.*]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK: %[[LOW:.*]] = arith.maxsi %[[I]], %{{.*}} : index
+// CHECK: %[[LAST:.*]] = arith.constant 50256 : index
+// CHECK: %[[ROW:.*]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK: %[[D:.*]] = linalg.index 2 : index
+// CHECK: tensor.extract %[[TABLE]][%[[ROW]], %[[D]]] : tensor<50257x768xf32>
+// CHECK: return %[[E]]
+func.func @embedding(%ids: tensor<8x64xi32>, %wte: tensor<50257x768xf32>) -> tensor<8x64x768xf32> {
+  %e = mdl.embedding %ids, %wte : tensor<8x64xi32>, tensor<50257x768xf32> -> tensor<8x64x768xf32>
+  return %e : tensor<8x64x768xf32>
+}
+
+// -----
+
+// ui8 ids (i8 after the conversion) are zero-extended.
+// CHECK-LABEL: func.func @embedding_ui8
+// CHECK: arith.index_castui %{{.*}} : i8 to index
+mdl.buffer @"T:in:ids" : tensor<4xui8> {entry = "T", key = "ids", phase = "train", role = "input"}
+mdl.buffer @"T:in:table" : tensor<300x8xf32> {entry = "T", key = "table", phase = "train", role = "input"}
+mdl.buffer @"T:out:e" : tensor<4x8xf32> {entry = "T", key = "e", phase = "train", role = "output"}
+func.func @embedding_ui8() {
+  %ids = mdl.load @"T:in:ids" : tensor<4xui8>
+  %table = mdl.load @"T:in:table" : tensor<300x8xf32>
+  %e = mdl.embedding %ids, %table : tensor<4xui8>, tensor<300x8xf32> -> tensor<4x8xf32>
+  mdl.store %e, @"T:out:e" : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// The scatter-add: ids and grad flattened to 512 positions; an scf.for over
+// them carries the zeroed table, adding grad row i into table row
+// clamp(ids[i]) through extract_slice / generic / insert_slice at the same
+// offset (in place after bufferization).
+// CHECK-LABEL: func.func @embedding_grad
+// CHECK-SAME: (%[[IDS:.*]]: tensor<8x64xi64>, %[[G:.*]]: tensor<8x64x768xf32>)
+// CHECK: %[[FLAT_IDS:.*]] = tensor.collapse_shape %[[IDS]] {{\[}}[0, 1]] : tensor<8x64xi64> into tensor<512xi64>
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1], [2]] : tensor<8x64x768xf32> into tensor<512x768xf32>
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<50257x768xf32>)
+// CHECK: %[[N:.*]] = arith.constant 512 : index
+// CHECK: %[[TABLE:.*]] = scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZEROS]]) -> (tensor<50257x768xf32>) {
+// CHECK: %[[ID:.*]] = tensor.extract %[[FLAT_IDS]][%[[I]]] : tensor<512xi64>
+// CHECK: arith.index_cast %[[ID]] : i64 to index
+// CHECK: %[[R:.*]] = arith.minsi
+// CHECK: %[[DST:.*]] = tensor.extract_slice %[[ACC]][%[[R]], 0] [1, 768] [1, 1] : tensor<50257x768xf32> to tensor<768xf32>
+// CHECK: %[[SRC:.*]] = tensor.extract_slice %[[ROWS]][%[[I]], 0] [1, 768] [1, 1] : tensor<512x768xf32> to tensor<768xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[SRC]] : tensor<768xf32>) outs(%[[DST]] : tensor<768xf32>)
+// CHECK: %[[NEXT:.*]] = tensor.insert_slice %[[SUM]] into %[[ACC]][%[[R]], 0] [1, 768] [1, 1]
+// CHECK: scf.yield %[[NEXT]]
+// CHECK: return %[[TABLE]]
+func.func @embedding_grad(%ids: tensor<8x64xi64>, %g: tensor<8x64x768xf32>) -> tensor<50257x768xf32> {
+  %d = mdl.embedding_grad %ids, %g : tensor<8x64xi64>, tensor<8x64x768xf32> -> tensor<50257x768xf32>
+  return %d : tensor<50257x768xf32>
+}
