@@ -3,10 +3,12 @@
 #define MODELC_TOOLS_REGISTRATION_H
 
 #include "codegen/Passes.h"
+#include "codegen/Pipeline.h"
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdlrt/MdlrtDialect.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -15,6 +17,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -22,9 +25,12 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace modelc {
@@ -39,23 +45,29 @@ inline void registerModelcDialects(mlir::DialectRegistry &registry) {
                   mlir::linalg::LinalgDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                  mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect>();
+                  mlir::cf::ControlFlowDialect, mlir::affine::AffineDialect,
+                  mlir::index::IndexDialect, mlir::LLVM::LLVMDialect>();
   // Lets the inliner inline func.call, e.g. the blocks MLIRGen emits as
   // functions into the entry points.
   mlir::func::registerInlinerExtension(registry);
   // One-shot bufferization of the lowered tensor code.
   mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::scf::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
+  // The CPU backend translates its LLVM-dialect module to LLVM IR.
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
 }
 
-/// The passes modelc-opt can run: ours and the upstream ones our pipeline
-/// uses.
+/// The passes modelc-opt can run: ours, the upstream ones our pipeline
+/// uses, and the pipeline's stages as named pipelines (codegen/Pipeline.h).
 inline void registerModelcPasses() {
   registerMdlPasses();
   registerMdlCodegenPasses();
+  registerModelcPipelines();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerInlinerPass();

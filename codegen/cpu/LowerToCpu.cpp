@@ -1,25 +1,196 @@
-// PLACEHOLDER: being written (owned by the helper named in the session plan).
+// --mdl-lower-to-cpu: a planned module becomes one LLVM-dialect module for
+// the host: manifest written from the declarations, program functions under
+// their C names, mdlrt.gemm as runtime calls, the upstream lowering to LLVM,
+// and the ABI's globals.
 #include "codegen/Passes.h"
+#include "codegen/cpu/CpuLowering.h"
+#include "codegen/manifest/ManifestWriter.h"
 
-#include "dialects/mdlrt/MdlrtDialect.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "dialects/mdl/MdlDialect.h"
+#include "dialects/mdl/MdlOps.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace modelc {
 #define GEN_PASS_DEF_MDLLOWERTOCPU
 #include "codegen/Passes.h.inc"
 } // namespace modelc
 
+using namespace mlir;
+
+namespace modelc {
+
+void buildLinalgToLoopsPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Views become explicit offset and stride arithmetic (as affine.apply,
+  // which lower-affine turns into arith).
+  pm.addPass(memref::createExpandStridedMetadataPass());
+}
+
+void buildLoopsToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(arith::createArithExpandOpsPass());
+  // LLVM intrinsics first (they vectorise); the libm calls only for what
+  // LLVM has no intrinsic for (tanh, erf, atan2, ...).
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  // Each program function takes its static arena memref as a plain
+  // pointer: `void f(uint8_t *arena)`, the ABI's modelc_fn.
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+} // namespace modelc
+
 namespace {
+
+/// The ops that describe the program to the runtime rather than compute:
+/// they go into the manifest and have no code.
+bool isDeclaration(Operation *op) {
+  return isa<mdl::ParamOp, mdl::BufferOp, mdl::DataOp, mdl::TrainOp,
+             mdl::InferOp>(op);
+}
+
+/// `(memref<Nxi8>) -> ()`: what --mdl-plan-memory makes of a program
+/// function, and what the bare pointer convention turns into the ABI's
+/// `void f(uint8_t *arena)`.
+bool isArenaSignature(FunctionType type) {
+  if (type.getNumInputs() != 1 || type.getNumResults() != 0)
+    return false;
+  auto arena = dyn_cast<MemRefType>(type.getInput(0));
+  return arena && arena.getRank() == 1 && arena.hasStaticShape() &&
+         arena.getElementType().isInteger(8) &&
+         arena.getLayout().isIdentity();
+}
+
+/// memref.copy between non-contiguous layouts would lower to a call of
+/// MLIR's C runner library, which programs do not link: copy with loops.
+void expandStridedCopies(ModuleOp module) {
+  module.walk([](memref::CopyOp copy) {
+    auto source = cast<MemRefType>(copy.getSource().getType());
+    auto target = cast<MemRefType>(copy.getTarget().getType());
+    if (memref::isStaticShapeAndContiguousRowMajor(source) &&
+        memref::isStaticShapeAndContiguousRowMajor(target))
+      return;
+    OpBuilder builder(copy);
+    builder.create<linalg::CopyOp>(copy.getLoc(), copy.getSource(),
+                                   copy.getTarget());
+    copy.erase();
+  });
+}
+
+/// Removes the attributes of the mdl dialect, which the translation to
+/// LLVM IR has no meaning for.
+void dropMdlAttributes(Operation *op) {
+  SmallVector<StringAttr> names;
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    if (attr.getName().getValue().starts_with("mdl."))
+      names.push_back(attr.getName());
+  for (StringAttr name : names)
+    op->removeAttr(name);
+}
+
 struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<LLVM::LLVMDialect, func::FuncDialect, arith::ArithDialect,
+                    memref::MemRefDialect, linalg::LinalgDialect>();
+    OpPassManager pm(ModuleOp::getOperationName());
+    modelc::buildLinalgToLoopsPipeline(pm);
+    modelc::buildLoopsToLLVMPipeline(pm);
+    pm.getDependentDialects(registry);
+  }
+
   void runOnOperation() override {
-    getOperation().emitError("MdlLowerToCpu is not written yet");
-    signalPassFailure();
+    ModuleOp module = getOperation();
+    FailureOr<std::vector<modelc::ProgramFunction>> functions =
+        modelc::collectProgramFunctions(module);
+    if (failed(functions))
+      return signalPassFailure();
+    FailureOr<std::string> manifest =
+        modelc::writeManifest(module, *functions, {"cpu"});
+    if (failed(manifest))
+      return signalPassFailure();
+
+    for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
+      if (isDeclaration(&op))
+        op.erase();
+    Builder builder(&getContext());
+    for (modelc::ProgramFunction &fn : *functions) {
+      if (!isArenaSignature(fn.op.getFunctionType())) {
+        fn.op.emitError("a program function takes only the arena "
+                        "(memref<Nxi8>): run --mdl-plan-memory first");
+        return signalPassFailure();
+      }
+      fn.op.setSymName(fn.symbol);
+      dropMdlAttributes(fn.op);
+      // What the ABI promises about the arena, for LLVM's optimiser: 64-byte
+      // aligned, and reached through no other pointer.
+      fn.op.setArgAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                       builder.getI64IntegerAttr(64));
+      fn.op.setArgAttr(0, LLVM::LLVMDialect::getNoAliasAttrName(),
+                       builder.getUnitAttr());
+    }
+    dropMdlAttributes(module);
+    WalkResult leftover = module.walk([](Operation *op) {
+      if (!isa_and_nonnull<mdl::MdlDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitError("mdl op left for the CPU lowering: it should have been "
+                    "lowered by --mdl-lower-to-linalg");
+      return WalkResult::interrupt();
+    });
+    if (leftover.wasInterrupted())
+      return signalPassFailure();
+
+    expandStridedCopies(module);
+    OpPassManager loops(ModuleOp::getOperationName());
+    modelc::buildLinalgToLoopsPipeline(loops);
+    if (failed(runPipeline(loops, module)))
+      return signalPassFailure();
+    modelc::lowerGemmsToCalls(module);
+    OpPassManager toLLVM(ModuleOp::getOperationName());
+    modelc::buildLoopsToLLVMPipeline(toLLVM);
+    if (failed(runPipeline(toLLVM, module)))
+      return signalPassFailure();
+
+    WalkResult unlowered = module.walk([&](Operation *op) {
+      if (op == module.getOperation() ||
+          isa_and_nonnull<LLVM::LLVMDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitError("op left after the lowering to the LLVM dialect");
+      return WalkResult::interrupt();
+    });
+    if (unlowered.wasInterrupted())
+      return signalPassFailure();
+    modelc::addProgramGlobals(module, *functions, *manifest);
   }
 };
+
 } // namespace

@@ -1,4 +1,4 @@
-// The mdlrt dialect: registration.
+// The mdlrt dialect: registration (the ops are in MdlrtOps.cpp).
 #include "dialects/mdlrt/MdlrtDialect.h"
 #include "dialects/mdlrt/MdlrtOps.h"
 
@@ -13,6 +13,3 @@ void MdlrtDialect::initialize() {
 #include "dialects/mdlrt/MdlrtOps.cpp.inc"
       >();
 }
-
-#define GET_OP_CLASSES
-#include "dialects/mdlrt/MdlrtOps.cpp.inc"

@@ -22,4 +22,38 @@ def Mdlrt_BufferOp : Mdlrt_Op<"buffer", [Pure]> {
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
+// A matrix or a batch of matrices with unit innermost stride (any other
+// strides): what a row-major BLAS call can address with a leading dimension
+// and a batch stride.
+def Mdlrt_GemmOperand : MemRefRankOf<[F32, F64], [2, 3]>;
+
+def Mdlrt_GemmOp : Mdlrt_Op<"gemm"> {
+  let summary = "C = alpha * op(A) * op(B) + beta * C, batched, row-major";
+  let description = [{
+    A matrix product that the target turns into a library call (OpenBLAS on
+    the CPU). op(X) is X, or X transposed when `transpose_x` is set; op(A)
+    is M x K, op(B) is K x N and C is M x N. When C has rank 3 its leading
+    dimension is the batch: a rank-3 A or B has the same batch size, a
+    rank-2 one is used for every batch. The innermost stride of each
+    operand must be 1; the row and batch strides can be anything. With
+    `beta = 0` the old contents of C are not read (as in BLAS).
+
+    ```mlir
+    mdlrt.gemm %x, %w, %y alpha = 1.000000e+00 beta = 0.000000e+00 transpose_b
+        : memref<128x784xf32>, memref<256x784xf32>, memref<128x256xf32>
+    ```
+  }];
+  let arguments = (ins Arg<Mdlrt_GemmOperand, "A", [MemRead]>:$a,
+                       Arg<Mdlrt_GemmOperand, "B", [MemRead]>:$b,
+                       Arg<Mdlrt_GemmOperand, "C", [MemRead, MemWrite]>:$c,
+                       F64Attr:$alpha, F64Attr:$beta,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c `alpha` `=` $alpha `beta` `=` $beta
+    (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)? attr-dict
+    `:` type($a) `,` type($b) `,` type($c)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MODELC_DIALECTS_MDLRT_MDLRTOPS_TD

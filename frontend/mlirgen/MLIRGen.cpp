@@ -188,6 +188,13 @@ mlir::OwningOpRef<mlir::ModuleOp> generateMLIR(const Program &program,
   Emitter emitter(program, sm, context);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(
       mlir::FileLineColLoc::get(&context, program.mainFile, 1, 1));
+  // Codegen embeds these in the program's manifest; the hash lets a
+  // checkpoint refuse a different model.
+  mlir::Builder builder(&context);
+  (*module)->setAttr("mdl.source_name",
+                     builder.getStringAttr(program.mainFile));
+  (*module)->setAttr("mdl.source_hash",
+                     builder.getStringAttr(program.sourceHash));
   if (mlir::failed(emitModule(emitter, *module)) ||
       mlir::failed(mlir::verify(*module)))
     return nullptr;

@@ -1,5 +1,8 @@
 // modelc: the model compiler driver. Parses a .mdl file and its imports,
-// checks and elaborates them, and emits the stage that --emit asks for.
+// checks and elaborates them, runs the pipeline of codegen/Pipeline.h and
+// emits the stage that --emit asks for, by default a linked executable.
+#include "codegen/Link.h"
+#include "codegen/Pipeline.h"
 #include "frontend/ASTDump.h"
 #include "frontend/Frontend.h"
 #include "frontend/Manifest.h"
@@ -11,7 +14,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -42,7 +47,7 @@ enum class EmitKind {
 cl::OptionCategory modelcCategory("modelc options");
 
 cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
-                                   cl::desc("<input .mdl file>"),
+                                   cl::desc("<input .mdl or .mlir file>"),
                                    cl::cat(modelcCategory));
 
 cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-': stdout)"),
@@ -60,14 +65,14 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Params, "params",
                           "a table of the parameters and their total"),
                clEnumValN(EmitKind::Lowered, "lowered",
-                          "the IR after autodiff, optimizer and lowering "
-                          "(not available yet)"),
+                          "linalg on tensors, after autodiff, optimizer and "
+                          "--mdl-lower-to-linalg (MLIR text)"),
                clEnumValN(EmitKind::LLVM, "llvm",
-                          "LLVM IR of the host program (not available yet)"),
+                          "optimised LLVM IR of the CPU program"),
                clEnumValN(EmitKind::PTX, "ptx",
                           "PTX of the GPU kernels (not available yet)"),
                clEnumValN(EmitKind::Obj, "obj",
-                          "the object file (not available yet)")),
+                          "the program's object file")),
     cl::cat(modelcCategory));
 
 cl::list<std::string> defines("D", cl::Prefix,
@@ -85,6 +90,28 @@ cl::list<std::string> archs("arch", cl::CommaSeparated,
                             cl::desc("GPU architectures (sm_80, sm_90, ...)"),
                             cl::value_desc("sm_XX,..."),
                             cl::cat(modelcCategory));
+
+cl::opt<std::string> runtimeDir(
+    "runtime-dir",
+    cl::desc("Where libmodelc_rt.a and libmodelc_rt_main.a are"),
+    cl::value_desc("dir"), cl::init(MODELC_DEFAULT_RUNTIME_DIR),
+    cl::cat(modelcCategory));
+
+cl::opt<std::string> cpuName(
+    "mcpu",
+    cl::desc("LLVM CPU name the code is for (default: the host's, 'native'); "
+             "x86-64 or x86-64-v3 for programs that run elsewhere"),
+    cl::value_desc("cpu"), cl::cat(modelcCategory));
+
+cl::opt<std::string> cpuFeatures(
+    "cpu-features", cl::desc("LLVM CPU features to add (+avx2,-avx512f)"),
+    cl::value_desc("features"), cl::cat(modelcCategory));
+
+cl::opt<bool> widenToF64(
+    "widen-f64",
+    cl::desc("Compute in f64 where the program says f32 (testing aid: "
+             "gradient checks)"),
+    cl::init(false), cl::cat(modelcCategory));
 
 cl::opt<std::string> stdlibDir("stdlib",
                                cl::desc("Where `import \"nn\"` finds nn.mdl"),
@@ -189,22 +216,93 @@ llvm::LogicalResult printDiagnostic(mlir::Diagnostic &diag) {
   return mlir::success();
 }
 
-const char *stageName(EmitKind kind) {
-  switch (kind) {
-  case EmitKind::Lowered:
-    return "--emit=lowered";
-  case EmitKind::LLVM:
-    return "--emit=llvm";
-  case EmitKind::PTX:
-    return "--emit=ptx";
-  case EmitKind::Obj:
-    return "--emit=obj";
-  default:
-    return "building an executable";
+bool isMLIRInput() { return llvm::StringRef(inputFilename).ends_with(".mlir"); }
+
+/// Only the CPU backend exists; the default `cuda,cpu` builds for the CPU
+/// until the CUDA backend arrives.
+bool checkBackendTargets() {
+  if (!targets.empty() && !llvm::is_contained(targets, "cpu")) {
+    fail("the CUDA target is not available yet; build with --target cpu");
+    return false;
   }
+  return true;
+}
+
+/// Runs the pipeline on `module` (from the stage its IR is at) and writes
+/// what --emit asks for: linalg IR, LLVM IR, an object file or, by default,
+/// the linked executable.
+int runBackend(mlir::ModuleOp module) {
+  if (emitKind == EmitKind::PTX)
+    return fail("--emit=ptx is not available yet: the CUDA backend comes in a "
+                "later release");
+  if (!checkBackendTargets())
+    return 1;
+  if (emitKind == EmitKind::Executable && outputFilename == "-")
+    return fail("an executable needs -o FILE");
+  modelc::PipelineOptions options;
+  options.widenToF64 = widenToF64;
+  options.cpu.cpu = cpuName;
+  options.cpu.features = cpuFeatures;
+  bool linalgOnly = emitKind == EmitKind::Lowered;
+  if (mlir::failed(modelc::runPipeline(
+          module, options, modelc::detectInputStage(module), linalgOnly)))
+    return 1;
+  if (linalgOnly)
+    return writeOutput([&](llvm::raw_ostream &os) {
+      module->print(os);
+      os << "\n";
+    });
+
+  llvm::LLVMContext llvmContext;
+  llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
+      modelc::translateAndOptimize(module, llvmContext, options.cpu);
+  if (!llvmModule)
+    return fail(llvm::toString(llvmModule.takeError()));
+  if (emitKind == EmitKind::LLVM)
+    return writeOutput(
+        [&](llvm::raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
+  llvm::SmallVector<char> object;
+  llvm::raw_svector_ostream objectStream(object);
+  if (llvm::Error error =
+          modelc::emitObjectFile(**llvmModule, options.cpu, objectStream))
+    return fail(llvm::toString(std::move(error)));
+  llvm::StringRef bytes(object.data(), object.size());
+  if (emitKind == EmitKind::Obj)
+    return writeOutput([&](llvm::raw_ostream &os) { os << bytes; });
+  modelc::LinkOptions link;
+  link.runtimeDir = runtimeDir;
+  if (llvm::Error error =
+          modelc::linkExecutable(bytes, outputFilename, link))
+    return fail(llvm::toString(std::move(error)));
+  return 0;
+}
+
+/// A `.mlir` input: a module at the mdl level (as --emit=mdl writes it) or
+/// at the linalg level (as --emit=lowered writes it); the pipeline starts
+/// where its IR is.
+int compileMLIR(mlir::MLIRContext &context) {
+  if (emitKind == EmitKind::Manifest || emitKind == EmitKind::Params)
+    return fail("--emit=manifest and --emit=params need a .mdl input");
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(inputFilename, &context);
+  if (!module)
+    return 1;
+  if (emitKind == EmitKind::Mdl)
+    return writeOutput([&](llvm::raw_ostream &os) {
+      module->print(os);
+      os << "\n";
+    });
+  return runBackend(*module);
 }
 
 int compile() {
+  mlir::DialectRegistry registry;
+  modelc::registerModelcDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::ScopedDiagnosticHandler handler(&context, printDiagnostic);
+  if (isMLIRInput())
+    return compileMLIR(context);
+
   modelc::FrontendOptions options;
   options.stdlibDir = stdlibDir;
   if (!parseDefines(options))
@@ -223,10 +321,6 @@ int compile() {
     return writeOutput(
         [&](llvm::raw_ostream &os) { os << modelc::parameterTable(program); });
 
-  mlir::DialectRegistry registry;
-  modelc::registerModelcDialects(registry);
-  mlir::MLIRContext context(registry);
-  mlir::ScopedDiagnosticHandler handler(&context, printDiagnostic);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       modelc::generateMLIR(program, sm, context);
   if (!module)
@@ -237,10 +331,7 @@ int compile() {
       module->print(os);
       os << "\n";
     });
-  return fail(llvm::Twine(stageName(emitKind)) +
-              " is not available yet: the CPU and CUDA backends come in a "
-              "later release (available now: --emit=ast, --emit=mdl, "
-              "--emit=manifest, --emit=params)");
+  return runBackend(*module);
 }
 
 /// Lists --mlir-print-debuginfo with modelc's own options in --help.
@@ -265,6 +356,8 @@ int main(int argc, char **argv) {
   // Nothing that a user writes may crash the compiler: anything thrown
   // below is a bug of ours, reported as such.
   try {
+    if (emitKind == EmitKind::AST && isMLIRInput())
+      return fail("--emit=ast needs a .mdl input");
     return emitKind == EmitKind::AST ? emitAST() : compile();
   } catch (const std::exception &e) {
     return fail(llvm::Twine("internal error: ") + e.what());

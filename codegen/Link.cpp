@@ -1,0 +1,95 @@
+// Linking a program: the object file in a private temporary directory, the
+// C++ driver run on it with the runtime archives and their libraries.
+#include "codegen/Link.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace modelc {
+
+namespace {
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The system libraries the runtime archives need (runtime/CMakeLists.txt).
+constexpr llvm::StringLiteral kSystemLibraries[] = {"-lopenblas", "-lz",
+                                                    "-lfmt", "-lpthread"};
+
+/// What the linker wrote, for the error message: the whole of it when short.
+std::string readLog(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> log =
+      llvm::MemoryBuffer::getFile(path);
+  if (!log)
+    return "";
+  llvm::StringRef text = (*log)->getBuffer().rtrim();
+  constexpr size_t kMaxLog = 4000;
+  if (text.size() > kMaxLog)
+    return text.take_front(kMaxLog).str() + "\n...";
+  return text.str();
+}
+
+} // namespace
+
+llvm::Error linkExecutable(llvm::StringRef object, llvm::StringRef output,
+                           const LinkOptions &options) {
+  llvm::SmallVector<std::string> archives;
+  for (llvm::StringRef name : {"libmodelc_rt_main.a", "libmodelc_rt.a"}) {
+    llvm::SmallString<256> path(options.runtimeDir);
+    llvm::sys::path::append(path, name);
+    if (!llvm::sys::fs::is_regular_file(path))
+      return makeError("the runtime library '" + path +
+                       "' is missing (build the modelc_rt and modelc_rt_main "
+                       "targets, or pass --runtime-dir)");
+    archives.push_back(path.str().str());
+  }
+  llvm::ErrorOr<std::string> driver =
+      llvm::sys::path::has_parent_path(options.driver)
+          ? llvm::ErrorOr<std::string>(options.driver)
+          : llvm::sys::findProgramByName(options.driver);
+  if (!driver)
+    return makeError("cannot find the linker driver '" + options.driver +
+                     "' in PATH");
+
+  llvm::SmallString<256> tempDir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("modelc-link", tempDir))
+    return makeError("cannot create a temporary directory: " + ec.message());
+  auto removeTempDir =
+      llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(tempDir); });
+  llvm::SmallString<256> objectPath(tempDir), logPath(tempDir);
+  llvm::sys::path::append(objectPath, "program.o");
+  llvm::sys::path::append(logPath, "link.log");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (!ec)
+      os << object;
+    if (ec || os.has_error())
+      return makeError("cannot write '" + objectPath + "'");
+  }
+
+  llvm::SmallVector<llvm::StringRef> args = {*driver, objectPath, "-o", output};
+  args.append(archives.begin(), archives.end());
+  args.append(std::begin(kSystemLibraries), std::end(kSystemLibraries));
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                                logPath.str()};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt,
+                                         redirects, 0, 0, &error);
+  if (status != 0) {
+    std::string log = readLog(logPath);
+    return makeError("linking '" + output + "' failed (" + *driver +
+                     (status < 0 ? ": " + error
+                                 : " exited with " + std::to_string(status)) +
+                     ")" + (log.empty() ? "" : ":\n" + log));
+  }
+  return llvm::Error::success();
+}
+
+} // namespace modelc

@@ -1,0 +1,32 @@
+// The last step of `modelc -o OUT`: the program's object file and the
+// runtime libraries linked into an executable by the system's C++ driver.
+#ifndef MODELC_CODEGEN_LINK_H
+#define MODELC_CODEGEN_LINK_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace modelc {
+
+struct LinkOptions {
+  /// Where libmodelc_rt.a and libmodelc_rt_main.a are.
+  std::string runtimeDir;
+  /// The driver that links: a name looked up in PATH, or a path.
+  std::string driver = "c++";
+};
+
+/// Links `object` (the bytes of an object file) with the runtime into the
+/// executable `output`:
+///   c++ OBJ -o OUT DIR/libmodelc_rt_main.a DIR/libmodelc_rt.a
+///       -lopenblas -lz -lfmt -lpthread
+/// The object lives in a private temporary directory, removed afterwards.
+/// A missing runtime library, a missing driver or a failing link is one
+/// error whose message includes what the linker said.
+llvm::Error linkExecutable(llvm::StringRef object, llvm::StringRef output,
+                           const LinkOptions &options);
+
+} // namespace modelc
+
+#endif // MODELC_CODEGEN_LINK_H

@@ -1,0 +1,130 @@
+// The pass order of docs/pipeline.md, built from one options struct, and
+// its registration as named pipelines.
+#include "codegen/Pipeline.h"
+
+#include "codegen/Passes.h"
+#include "passes/Passes.h"
+
+#include "dialects/mdl/MdlDialect.h"
+#include "dialects/mdl/MdlOps.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace modelc {
+
+namespace {
+
+/// The declarations of entries (and data sets) keep the bodies MLIRGen gave
+/// them, still on mdl tensors; codegen only reads their attributes, so
+/// bufferization leaves them and everything in them alone.
+bool isEntryDeclaration(Operation *op) {
+  auto isDeclaration = [](Operation *op) {
+    return isa<mdl::TrainOp, mdl::InferOp, mdl::DataOp>(op);
+  };
+  if (isDeclaration(op))
+    return true;
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (isDeclaration(parent))
+      return true;
+  return false;
+}
+
+std::unique_ptr<Pass> createBufferizePass() {
+  bufferization::OneShotBufferizationOptions options;
+  options.opFilter.denyOperation(isEntryDeclaration);
+  return bufferization::createOneShotBufferizePass(options);
+}
+
+/// modelc-opt's view of PipelineOptions.
+struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
+  Option<bool> widenToF64{*this, "widen-f64",
+                          llvm::cl::desc("Compute in f64 (--mdl-widen-to-f64)"),
+                          llvm::cl::init(false)};
+
+  PipelineOptions get() const {
+    PipelineOptions options;
+    options.widenToF64 = widenToF64;
+    return options;
+  }
+};
+
+} // namespace
+
+void buildMdlToLinalgPipeline(OpPassManager &pm,
+                              const PipelineOptions &options) {
+  pm.addPass(createMdlInlineCalls());
+  pm.addPass(createMdlBuildEntryFunctions());
+  pm.addPass(createMdlDecompose());
+  if (options.widenToF64)
+    pm.addPass(createMdlWidenToF64());
+  pm.addPass(createMdlAutodiff());
+  pm.addPass(createMdlExpandOptimizer());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createMdlLowerToLinalg());
+}
+
+void buildLinalgToLLVMPipeline(OpPassManager &pm,
+                               const PipelineOptions &options) {
+  pm.addPass(createBufferizePass());
+  // Folds the copies and casts bufferization leaves, so that matmuls see
+  // their real operands and the plan sees fewer temporaries.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createMdlGemmToLibrary());
+  pm.addPass(createMdlPlanMemory());
+  pm.addPass(createCSEPass());
+  pm.addPass(createMdlLowerToCpu());
+}
+
+void registerModelcPipelines() {
+  PassPipelineRegistration<PipelineCLOptions>(
+      "mdl-to-linalg",
+      "The mdl passes and --mdl-lower-to-linalg (modelc --emit=lowered)",
+      [](OpPassManager &pm, const PipelineCLOptions &options) {
+        buildMdlToLinalgPipeline(pm, options.get());
+      });
+  PassPipelineRegistration<PipelineCLOptions>(
+      "mdl-linalg-to-llvm",
+      "From linalg on tensors to the LLVM dialect with the program's ABI",
+      [](OpPassManager &pm, const PipelineCLOptions &options) {
+        buildLinalgToLLVMPipeline(pm, options.get());
+      });
+  PassPipelineRegistration<PipelineCLOptions>(
+      "mdl-to-llvm", "mdl-to-linalg, then mdl-linalg-to-llvm",
+      [](OpPassManager &pm, const PipelineCLOptions &options) {
+        buildMdlToLinalgPipeline(pm, options.get());
+        buildLinalgToLLVMPipeline(pm, options.get());
+      });
+}
+
+InputStage detectInputStage(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    WalkResult found = func.walk([](Operation *op) {
+      return isa_and_nonnull<mdl::MdlDialect>(op->getDialect())
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (found.wasInterrupted())
+      return InputStage::Mdl;
+  }
+  return InputStage::Linalg;
+}
+
+LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
+                          InputStage from, bool toLinalgOnly) {
+  PassManager pm(module.getContext());
+  if (from == InputStage::Mdl)
+    buildMdlToLinalgPipeline(pm, options);
+  if (!toLinalgOnly)
+    buildLinalgToLLVMPipeline(pm, options);
+  return pm.run(module);
+}
+
+} // namespace modelc

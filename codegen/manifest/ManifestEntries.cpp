@@ -1,0 +1,231 @@
+// The manifest's train and infer entries: the settings dictionary of each
+// mdl.train (normalised by the frontend, docs/language.md) read field by
+// field into the schema's tables.
+#include "codegen/manifest/ManifestEntries.h"
+
+#include "dialects/mdl/MdlOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+namespace fb = modelc::manifest;
+
+namespace modelc {
+
+namespace {
+
+/// Typed reads of one settings dictionary. A missing key gives the default
+/// (sub-dictionaries such as `checkpoint` are absent when unset); a key of
+/// the wrong kind is an error, since the frontend and this reader must
+/// agree on the dictionary's shape.
+class Settings {
+public:
+  Settings(DictionaryAttr dict, Operation *op, std::string path)
+      : dict(dict), op(op), path(std::move(path)) {}
+
+  bool failed() const { return hasError; }
+
+  Settings sub(StringRef name) {
+    Attribute value = get(name);
+    auto sub = dyn_cast_or_null<DictionaryAttr>(value);
+    if (value && !sub)
+      wrongKind(name, "a dictionary");
+    return Settings(sub ? sub : DictionaryAttr::get(op->getContext()), op,
+                    path + name.str() + ".");
+  }
+  bool has(StringRef name) const { return dict && dict.get(name); }
+  int64_t getInt(StringRef name, int64_t otherwise = 0) {
+    Attribute value = get(name);
+    if (auto i = dyn_cast_or_null<IntegerAttr>(value))
+      return i.getInt();
+    if (value)
+      wrongKind(name, "an integer");
+    return otherwise;
+  }
+  double getFloat(StringRef name, double otherwise = 0.0) {
+    Attribute value = get(name);
+    if (auto f = dyn_cast_or_null<FloatAttr>(value))
+      return f.getValueAsDouble();
+    if (auto i = dyn_cast_or_null<IntegerAttr>(value))
+      return double(i.getInt());
+    if (value)
+      wrongKind(name, "a number");
+    return otherwise;
+  }
+  bool getBool(StringRef name, bool otherwise = false) {
+    Attribute value = get(name);
+    if (auto b = dyn_cast_or_null<BoolAttr>(value))
+      return b.getValue();
+    if (value)
+      wrongKind(name, "a boolean");
+    return otherwise;
+  }
+  std::string getString(StringRef name) {
+    Attribute value = get(name);
+    if (auto s = dyn_cast_or_null<StringAttr>(value))
+      return s.str();
+    if (value)
+      wrongKind(name, "a string");
+    return "";
+  }
+  ArrayRef<double> getFloats(StringRef name) {
+    Attribute value = get(name);
+    if (auto array = dyn_cast_or_null<DenseF64ArrayAttr>(value))
+      return array.asArrayRef();
+    if (value)
+      wrongKind(name, "an array of f64");
+    return ArrayRef<double>();
+  }
+
+private:
+  Attribute get(StringRef name) const {
+    return dict ? dict.get(name) : Attribute();
+  }
+  void wrongKind(StringRef name, StringRef expected) {
+    op->emitError("internal error: setting '")
+        << path << name << "' is not " << expected;
+    hasError = true;
+  }
+
+  DictionaryAttr dict;
+  Operation *op;
+  std::string path;
+  bool hasError = false;
+};
+
+flatbuffers::Offset<fb::Optimizer> writeOptimizer(flatbuffers::FlatBufferBuilder &fbb,
+                                                  Settings &settings) {
+  auto kind = fbb.CreateString(settings.getString("kind"));
+  ArrayRef<double> betas = settings.getFloats("betas");
+  fb::OptimizerBuilder optimizer(fbb);
+  optimizer.add_kind(kind);
+  optimizer.add_lr(settings.getFloat("lr"));
+  optimizer.add_momentum(settings.getFloat("momentum"));
+  optimizer.add_weight_decay(settings.getFloat("weight_decay"));
+  optimizer.add_nesterov(settings.getBool("nesterov"));
+  optimizer.add_beta1(betas.size() == 2 ? betas[0] : 0.9);
+  optimizer.add_beta2(betas.size() == 2 ? betas[1] : 0.999);
+  optimizer.add_eps(settings.getFloat("eps"));
+  return optimizer.Finish();
+}
+
+flatbuffers::Offset<fb::Schedule> writeSchedule(flatbuffers::FlatBufferBuilder &fbb,
+                                                Settings &settings) {
+  auto kind = fbb.CreateString(
+      settings.has("kind") ? settings.getString("kind") : "constant");
+  fb::ScheduleBuilder schedule(fbb);
+  schedule.add_kind(kind);
+  schedule.add_warmup(settings.getInt("warmup"));
+  schedule.add_min_lr(settings.getFloat("min_lr"));
+  schedule.add_every(settings.getInt("every"));
+  schedule.add_gamma(settings.getFloat("gamma", 1.0));
+  return schedule.Finish();
+}
+
+FailureOr<flatbuffers::Offset<fb::TrainEntry>>
+writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train) {
+  Settings settings(train.getSettings(), train, "");
+  Settings eval = settings.sub("eval"), checkpoint = settings.sub("checkpoint"),
+           log = settings.sub("log");
+  auto name = fbb.CreateString(train.getSymName().str());
+  auto data = fbb.CreateString(train.getData().str());
+  auto precision = fbb.CreateString(settings.getString("precision"));
+  auto evalData = fbb.CreateString(eval.getString("data"));
+  auto checkpointDir = fbb.CreateString(checkpoint.getString("dir"));
+  std::vector<std::string> outputNames;
+  for (Attribute output : train.getOutputs())
+    outputNames.push_back(cast<StringAttr>(output).str());
+  auto outputs = fbb.CreateVectorOfStrings(outputNames);
+  Settings optimizerSettings = settings.sub("optimizer"),
+           scheduleSettings = settings.sub("schedule");
+  auto optimizer = writeOptimizer(fbb, optimizerSettings);
+  auto schedule = writeSchedule(fbb, scheduleSettings);
+
+  fb::TrainEntryBuilder entry(fbb);
+  entry.add_name(name);
+  entry.add_data(data);
+  entry.add_batch(settings.getInt("batch"));
+  entry.add_accumulate(settings.getInt("accumulate", 1));
+  entry.add_epochs(settings.getInt("epochs"));
+  entry.add_steps(settings.getInt("steps"));
+  entry.add_seed(settings.getInt("seed"));
+  entry.add_shuffle(settings.getBool("shuffle", true));
+  entry.add_precision(precision);
+  entry.add_optimizer(optimizer);
+  entry.add_schedule(schedule);
+  // grad_clip is absent when clipping is off.
+  entry.add_grad_clip(settings.getFloat("grad_clip"));
+  entry.add_has_grad_clip(settings.has("grad_clip"));
+  entry.add_eval_data(evalData);
+  entry.add_eval_every(eval.getInt("every"));
+  entry.add_eval_steps(eval.getInt("steps"));
+  entry.add_checkpoint_every(checkpoint.getInt("every"));
+  entry.add_checkpoint_dir(checkpointDir);
+  entry.add_checkpoint_keep(checkpoint.getInt("keep"));
+  entry.add_log_every(log.getInt("every", 10));
+  entry.add_outputs(outputs);
+  auto offset = entry.Finish();
+  for (Settings *part : {&settings, &eval, &checkpoint, &log,
+                         &optimizerSettings, &scheduleSettings})
+    if (part->failed())
+      return failure();
+  return offset;
+}
+
+/// The batch size of an infer entry: the leading dimension of its inputs,
+/// from the body's arguments or, once the body is gone, from its buffers.
+int64_t inferBatchSize(ModuleOp module, mdl::InferOp infer) {
+  Region &body = infer.getBodyRegion();
+  if (!body.empty() && body.getNumArguments() > 0)
+    if (auto type = dyn_cast<RankedTensorType>(body.getArgument(0).getType()))
+      if (type.getRank() > 0)
+        return type.getDimSize(0);
+  for (auto buffer : module.getOps<mdl::BufferOp>())
+    if (buffer.getEntry() == infer.getSymName() &&
+        (buffer.getRole() == "input" || buffer.getRole() == "output"))
+      if (auto type = dyn_cast<RankedTensorType>(buffer.getType()))
+        if (type.getRank() > 0)
+          return type.getDimSize(0);
+  return 0;
+}
+
+std::vector<std::string> strings(ArrayAttr array) {
+  std::vector<std::string> out;
+  for (Attribute value : array)
+    out.push_back(cast<StringAttr>(value).str());
+  return out;
+}
+
+} // namespace
+
+FailureOr<FlatTables<fb::TrainEntry>>
+writeTrainEntries(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module) {
+  std::vector<flatbuffers::Offset<fb::TrainEntry>> entries;
+  for (auto train : module.getOps<mdl::TrainOp>()) {
+    FailureOr<flatbuffers::Offset<fb::TrainEntry>> entry =
+        writeTrainEntry(fbb, train);
+    if (failed(entry))
+      return failure();
+    entries.push_back(*entry);
+  }
+  return fbb.CreateVector(entries);
+}
+
+FailureOr<FlatTables<fb::InferEntry>>
+writeInferEntries(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module) {
+  std::vector<flatbuffers::Offset<fb::InferEntry>> entries;
+  for (auto infer : module.getOps<mdl::InferOp>()) {
+    auto name = fbb.CreateString(infer.getSymName().str());
+    auto inputs = fbb.CreateVectorOfStrings(strings(infer.getInputs()));
+    auto outputs = fbb.CreateVectorOfStrings(strings(infer.getOutputs()));
+    fb::InferEntryBuilder entry(fbb);
+    entry.add_name(name);
+    entry.add_batch(inferBatchSize(module, infer));
+    entry.add_inputs(inputs);
+    entry.add_outputs(outputs);
+    entries.push_back(entry.Finish());
+  }
+  return fbb.CreateVector(entries);
+}
+
+} // namespace modelc

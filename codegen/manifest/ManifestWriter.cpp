@@ -1,0 +1,295 @@
+// The manifest flatbuffer from a planned module: parameters and buffers with
+// their arena offsets, data sets, entries (ManifestEntries.cpp) and the
+// function table.
+#include "codegen/manifest/ManifestWriter.h"
+#include "codegen/manifest/ManifestEntries.h"
+
+#include "dialects/mdl/MdlOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+namespace fb = modelc::manifest;
+
+namespace modelc {
+
+namespace {
+
+/// The schema's dtype of a tensor element type; nullopt for one the runtime
+/// cannot hold.
+std::optional<fb::DType> getDType(Type type) {
+  if (type.isF32())
+    return fb::DType::F32;
+  if (type.isF64())
+    return fb::DType::F64;
+  if (type.isF16())
+    return fb::DType::F16;
+  if (type.isBF16())
+    return fb::DType::BF16;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return std::nullopt;
+  switch (integer.getWidth()) {
+  case 1:
+    return fb::DType::Bool;
+  case 8:
+    return integer.isSigned() ? std::nullopt : std::optional(fb::DType::U8);
+  case 16:
+    return integer.isSigned() ? std::nullopt : std::optional(fb::DType::U16);
+  case 32:
+    return integer.isUnsigned() ? std::nullopt : std::optional(fb::DType::I32);
+  case 64:
+    return integer.isUnsigned() ? std::nullopt : std::optional(fb::DType::I64);
+  default:
+    return std::nullopt;
+  }
+}
+
+/// What the manifest says about one arena tensor.
+struct TensorInfo {
+  fb::DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t offset, bytes;
+};
+
+/// Reads the type and the plan's `offset` of a declaration.
+FailureOr<TensorInfo> getTensorInfo(Operation *decl, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::optional<fb::DType> dtype =
+      tensor ? getDType(tensor.getElementType()) : std::nullopt;
+  if (!dtype)
+    return decl->emitError("the manifest has no dtype for ") << type;
+  auto offset = decl->getAttrOfType<IntegerAttr>("offset");
+  if (!offset)
+    return decl->emitError("no arena offset: run --mdl-plan-memory first");
+  uint64_t bytes = (tensor.getElementTypeBitWidth() + 7) / 8;
+  for (int64_t dim : tensor.getShape())
+    bytes *= uint64_t(dim);
+  return TensorInfo{*dtype, tensor.getShape().vec(),
+                    uint64_t(offset.getInt()), bytes};
+}
+
+std::optional<fb::Role> getRole(StringRef role) {
+  return llvm::StringSwitch<std::optional<fb::Role>>(role)
+      .Case("grad", fb::Role::Grad)
+      .Case("state", fb::Role::State)
+      .Case("input", fb::Role::Input)
+      .Case("output", fb::Role::Output)
+      .Case("hyper", fb::Role::Hyper)
+      .Default(std::nullopt);
+}
+
+std::optional<fb::Phase> getPhase(StringRef phase) {
+  return llvm::StringSwitch<std::optional<fb::Phase>>(phase)
+      .Case("shared", fb::Phase::Shared)
+      .Case("train", fb::Phase::Train)
+      .Case("eval", fb::Phase::Eval)
+      .Case("infer", fb::Phase::Infer)
+      .Default(std::nullopt);
+}
+
+fb::SourceKind getSourceKind(mdl::DataSource source) {
+  switch (source) {
+  case mdl::DataSource::idx:
+    return fb::SourceKind::Idx;
+  case mdl::DataSource::npy:
+    return fb::SourceKind::Npy;
+  case mdl::DataSource::npz:
+    return fb::SourceKind::Npz;
+  case mdl::DataSource::file:
+    return fb::SourceKind::File;
+  }
+  llvm_unreachable("unknown data source");
+}
+
+/// The manifest under construction: the tables in the order the Program
+/// needs them, parameters first among the buffers.
+class ManifestBuilder {
+public:
+  explicit ManifestBuilder(ModuleOp module) : module(module) {}
+
+  LogicalResult addBuffers() {
+    for (auto param : module.getOps<mdl::ParamOp>())
+      if (failed(addBuffer(param, param.getType(), fb::Role::Param,
+                           fb::Phase::Shared, "", param.getSymName())))
+        return failure();
+    for (auto buffer : module.getOps<mdl::BufferOp>()) {
+      std::optional<fb::Role> role = getRole(buffer.getRole());
+      std::optional<fb::Phase> phase = getPhase(buffer.getPhase());
+      if (!role || !phase)
+        return buffer.emitError("unknown buffer role or phase");
+      if (*role == fb::Role::Grad)
+        gradBuffers[buffer.getKey()] = buffers.size();
+      if (failed(addBuffer(buffer, buffer.getType(), *role, *phase,
+                           buffer.getEntry(), buffer.getKey())))
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult addParams() {
+    unsigned index = 0;
+    for (auto param : module.getOps<mdl::ParamOp>()) {
+      FailureOr<TensorInfo> info = getTensorInfo(param, param.getType());
+      if (failed(info))
+        return failure();
+      auto name = fbb.CreateString(param.getSymName().str());
+      auto shape = fbb.CreateVector(info->shape);
+      auto initArgs = fbb.CreateVector(param.getInitArgs().vec());
+      fb::ParamBuilder entry(fbb);
+      entry.add_name(name);
+      entry.add_dtype(info->dtype);
+      entry.add_shape(shape);
+      entry.add_init(fb::InitKind(uint32_t(param.getInit())));
+      entry.add_init_args(initArgs);
+      entry.add_buffer(index++);
+      auto grad = gradBuffers.find(param.getSymName());
+      entry.add_grad_buffer(grad == gradBuffers.end() ? -1 : grad->second);
+      params.push_back(entry.Finish());
+    }
+    return success();
+  }
+
+  LogicalResult addDataSets() {
+    for (auto data : module.getOps<mdl::DataOp>()) {
+      std::vector<flatbuffers::Offset<fb::Field>> fields;
+      for (mdl::FieldOp field : data.getFields()) {
+        auto type = cast<RankedTensorType>(field.getType());
+        std::optional<fb::DType> dtype = getDType(type.getElementType());
+        if (!dtype)
+          return field.emitError("the manifest has no dtype for ") << type;
+        auto name = fbb.CreateString(field.getName().str());
+        auto shape = fbb.CreateVector(type.getShape().vec());
+        auto path = fbb.CreateString(field.getPath().str());
+        auto key = fbb.CreateString(field.getKey().value_or("").str());
+        // `inner` is the underlying source of windows and the source itself
+        // otherwise.
+        fb::SourceKind source = getSourceKind(field.getSource());
+        fb::FieldBuilder entry(fbb);
+        entry.add_name(name);
+        entry.add_dtype(*dtype);
+        entry.add_shape(shape);
+        entry.add_source(field.getWindows() ? fb::SourceKind::Windows : source);
+        entry.add_inner(source);
+        entry.add_path(path);
+        entry.add_key(key);
+        fields.push_back(entry.Finish());
+      }
+      dataSets.push_back(
+          fb::CreateDataSetDirect(fbb, data.getSymName().str().c_str(), &fields));
+    }
+    return success();
+  }
+
+  void addFunctions(ArrayRef<ProgramFunction> table) {
+    for (const ProgramFunction &fn : table) {
+      fb::FunctionKind kind = llvm::StringSwitch<fb::FunctionKind>(fn.kind)
+                                  .Case("update", fb::FunctionKind::Update)
+                                  .Case("eval", fb::FunctionKind::Eval)
+                                  .Case("infer", fb::FunctionKind::Infer)
+                                  .Default(fb::FunctionKind::FwdBwd);
+      functions.push_back(fb::CreateFunctionDirect(
+          fbb, fn.symbol.c_str(), kind, fn.entry.c_str(), fn.index));
+    }
+  }
+
+  FailureOr<std::string> finish(ArrayRef<std::string> targets) {
+    auto arena = module->getAttrOfType<IntegerAttr>("mdl.arena_bytes");
+    auto persistent = module->getAttrOfType<IntegerAttr>("mdl.persistent_bytes");
+    if (!arena || !persistent)
+      return module.emitError("no memory plan: run --mdl-plan-memory first");
+    FailureOr<FlatTables<fb::TrainEntry>> train =
+        writeTrainEntries(fbb, module);
+    FailureOr<FlatTables<fb::InferEntry>> infer =
+        writeInferEntries(fbb, module);
+    if (failed(train) || failed(infer))
+      return failure();
+    auto sourceName = fbb.CreateString(stringAttr("mdl.source_name"));
+    auto sourceHash = fbb.CreateString(stringAttr("mdl.source_hash"));
+    auto targetNames = fbb.CreateVectorOfStrings(targets.vec());
+    auto paramTable = fbb.CreateVector(params);
+    auto dataSetTable = fbb.CreateVector(dataSets);
+    auto bufferTable = fbb.CreateVector(buffers);
+    auto functionTable = fbb.CreateVector(functions);
+    fb::ProgramBuilder program(fbb);
+    program.add_version(1);
+    program.add_source_name(sourceName);
+    program.add_source_hash(sourceHash);
+    program.add_targets(targetNames);
+    program.add_arena_bytes(arena.getInt());
+    program.add_persistent_bytes(persistent.getInt());
+    program.add_train(*train);
+    program.add_infer(*infer);
+    program.add_params(paramTable);
+    program.add_datasets(dataSetTable);
+    program.add_buffers(bufferTable);
+    program.add_functions(functionTable);
+    fbb.Finish(program.Finish());
+    return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
+                       fbb.GetSize());
+  }
+
+private:
+  LogicalResult addBuffer(Operation *decl, Type type, fb::Role role,
+                          fb::Phase phase, StringRef entry, StringRef key) {
+    FailureOr<TensorInfo> info = getTensorInfo(decl, type);
+    if (failed(info))
+      return failure();
+    auto name = SymbolTable::getSymbolName(decl).str();
+    buffers.push_back(fb::CreateBufferDirect(
+        fbb, name.c_str(), role, phase, entry.str().c_str(), key.str().c_str(),
+        info->dtype, &info->shape, info->offset, info->bytes));
+    return success();
+  }
+
+  std::string stringAttr(StringRef name) {
+    auto attr = module->getAttrOfType<StringAttr>(name);
+    return attr ? attr.str() : "";
+  }
+
+  ModuleOp module;
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  std::vector<flatbuffers::Offset<fb::Param>> params;
+  std::vector<flatbuffers::Offset<fb::DataSet>> dataSets;
+  std::vector<flatbuffers::Offset<fb::Function>> functions;
+  llvm::StringMap<int> gradBuffers;
+};
+
+} // namespace
+
+FailureOr<std::vector<ProgramFunction>>
+collectProgramFunctions(ModuleOp module) {
+  std::vector<ProgramFunction> table;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto kind = func->getAttrOfType<StringAttr>("mdl.function");
+    if (!kind)
+      continue;
+    if (!llvm::is_contained({"fwd_bwd", "update", "eval", "infer"},
+                            kind.getValue()))
+      return func.emitError("unknown mdl.function kind '")
+             << kind.getValue() << "'";
+    auto entry = func->getAttrOfType<StringAttr>("mdl.entry");
+    unsigned index = table.size();
+    std::string symbol = "modelc_fn_" + std::to_string(index) + "_";
+    for (char c : func.getSymName())
+      symbol += llvm::isAlnum(c) || c == '_' ? c : '_';
+    table.push_back(
+        {func, symbol, kind.str(), entry ? entry.str() : "", index});
+  }
+  return table;
+}
+
+FailureOr<std::string> writeManifest(ModuleOp module,
+                                     ArrayRef<ProgramFunction> functions,
+                                     ArrayRef<std::string> targets) {
+  ManifestBuilder builder(module);
+  if (failed(builder.addBuffers()) || failed(builder.addParams()) ||
+      failed(builder.addDataSets()))
+    return failure();
+  builder.addFunctions(functions);
+  return builder.finish(targets);
+}
+
+} // namespace modelc

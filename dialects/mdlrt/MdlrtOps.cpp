@@ -1,0 +1,78 @@
+// The mdlrt ops: the generated definitions and the gemm verifier.
+#include "dialects/mdlrt/MdlrtOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::mdlrt;
+
+#define GET_OP_CLASSES
+#include "dialects/mdlrt/MdlrtOps.cpp.inc"
+
+namespace {
+
+/// Checks that `type` is strided with a static innermost stride of 1, the
+/// one layout constraint of a row-major BLAS operand.
+LogicalResult verifyUnitInnerStride(Operation *op, StringRef name,
+                                    MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(type, strides, offset)))
+    return op->emitOpError() << "operand " << name << " has a non-strided layout";
+  if (strides.back() != 1)
+    return op->emitOpError()
+           << "operand " << name << " must have innermost stride 1, got "
+           << (ShapedType::isDynamic(strides.back())
+                   ? std::string("?")
+                   : std::to_string(strides.back()));
+  return success();
+}
+
+/// Whether two static-or-dynamic sizes can be equal.
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// The (rows, columns) of op(X), the last two dimensions of X, swapped when
+/// `transposed`.
+std::pair<int64_t, int64_t> matrixShape(MemRefType type, bool transposed) {
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  return transposed ? std::make_pair(cols, rows) : std::make_pair(rows, cols);
+}
+
+} // namespace
+
+LogicalResult GemmOp::verify() {
+  auto a = cast<MemRefType>(getA().getType());
+  auto b = cast<MemRefType>(getB().getType());
+  auto c = cast<MemRefType>(getC().getType());
+  if (a.getElementType() != c.getElementType() ||
+      b.getElementType() != c.getElementType())
+    return emitOpError("operands must have the same element type");
+  if (failed(verifyUnitInnerStride(*this, "A", a)) ||
+      failed(verifyUnitInnerStride(*this, "B", b)) ||
+      failed(verifyUnitInnerStride(*this, "C", c)))
+    return failure();
+
+  // A rank-3 C is a batch; a rank-3 A or B must match it, a rank-2 one is
+  // broadcast over it. Without a batched C there is nothing to batch over.
+  if (c.getRank() == 2 && (a.getRank() == 3 || b.getRank() == 3))
+    return emitOpError("a rank-3 A or B needs a rank-3 C");
+  for (auto [name, type] : {std::make_pair("A", a), std::make_pair("B", b)})
+    if (type.getRank() == 3 && !compatible(type.getDimSize(0), c.getDimSize(0)))
+      return emitOpError() << "operand " << name << " has batch size "
+                           << type.getDimSize(0) << " but C has "
+                           << c.getDimSize(0);
+
+  auto [m, k] = matrixShape(a, getTransposeA());
+  auto [kB, n] = matrixShape(b, getTransposeB());
+  auto [mC, nC] = matrixShape(c, false);
+  if (!compatible(k, kB))
+    return emitOpError() << "op(A) is " << m << "x" << k << " but op(B) is "
+                         << kB << "x" << n;
+  if (!compatible(m, mC) || !compatible(n, nC))
+    return emitOpError() << "C is " << mC << "x" << nC << " but op(A)*op(B) is "
+                         << m << "x" << n;
+  return success();
+}

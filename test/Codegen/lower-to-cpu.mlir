@@ -1,0 +1,142 @@
+// --mdl-lower-to-cpu: a planned module becomes the LLVM dialect. Program
+// functions take the arena as a bare pointer under C names; mdlrt.gemm calls
+// modelc_gemm_f32/f64 with plain pointer and integer arguments; math without
+// an LLVM intrinsic calls libm; the ABI globals hold the function table and
+// the manifest; no mdl declaration is left.
+// RUN: modelc-opt %s --mdl-lower-to-cpu --split-input-file --verify-diagnostics \
+// RUN:   | FileCheck %s --implicit-check-not='{{[ {]mdl(rt)?\.}}'
+
+// libm for tanh, which LLVM has no intrinsic for.
+// CHECK-LABEL: module {
+// CHECK: llvm.func @tanhf(f32) -> f32
+
+// void modelc_fn_0_T_fwd_bwd(uint8_t *arena): t = x * w^T through the
+// runtime's GEMM (transA 0, transB 1, M 2, N 4, K 8, lda 8, ldb 8, ldc 4,
+// batch strides 0, batch 1; x at arena + 128, w at + 0, t at + 256), then
+// y = tanh(t) in a loop.
+// CHECK-LABEL: llvm.func @modelc_fn_0_T_fwd_bwd(
+// CHECK-SAME: %[[ARENA:.*]]: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) {
+// CHECK-DAG: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK-DAG: %[[TWO:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-DAG: %[[FOUR:.*]] = llvm.mlir.constant(4 : i64) : i64
+// CHECK-DAG: %[[EIGHT:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-DAG: %[[ALPHA:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK-DAG: %[[BETA:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+// CHECK-DAG: %[[X:.*]] = llvm.getelementptr %[[ARENA]][128] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-DAG: %[[T:.*]] = llvm.getelementptr %[[ARENA]][256] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-DAG: %[[XI:.*]] = llvm.ptrtoint %[[X]]
+// CHECK-DAG: %[[XP:.*]] = llvm.inttoptr %[[XI]]
+// CHECK-DAG: %[[WI:.*]] = llvm.ptrtoint %[[ARENA]]
+// CHECK-DAG: %[[WP:.*]] = llvm.inttoptr %[[WI]]
+// CHECK-DAG: %[[TI:.*]] = llvm.ptrtoint %[[T]]
+// CHECK-DAG: %[[TP:.*]] = llvm.inttoptr %[[TI]]
+// CHECK: llvm.call @modelc_gemm_f32(%[[ZERO]], %[[ONE]], %[[TWO]], %[[FOUR]], %[[EIGHT]], %[[ALPHA]], %[[XP]], %[[EIGHT]], %[[ZERO]], %[[WP]], %[[EIGHT]], %[[ZERO]], %[[BETA]], %[[TP]], %[[FOUR]], %[[ZERO]], %[[ONE]])
+// CHECK: llvm.call @tanhf
+// CHECK: llvm.return
+
+// CHECK-LABEL: llvm.func @modelc_fn_1_I_infer(
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) {
+
+// The runtime's GEMM with C types: pointers, i64 and the element type.
+// CHECK: llvm.func @modelc_gemm_f32(i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64, i64)
+
+// The function table in module order, its length, and the manifest.
+// CHECK-LABEL: llvm.mlir.global external constant @modelc_functions() {addr_space = 0 : i32, alignment = 8 : i64} : !llvm.array<2 x ptr> {
+// CHECK: %[[F0:.*]] = llvm.mlir.addressof @modelc_fn_0_T_fwd_bwd : !llvm.ptr
+// CHECK: llvm.insertvalue %[[F0]], %{{.*}}[0] : !llvm.array<2 x ptr>
+// CHECK: %[[F1:.*]] = llvm.mlir.addressof @modelc_fn_1_I_infer : !llvm.ptr
+// CHECK: llvm.insertvalue %[[F1]], %{{.*}}[1] : !llvm.array<2 x ptr>
+// CHECK: llvm.mlir.global external constant @modelc_num_functions(2 : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
+// CHECK: llvm.mlir.global external constant @modelc_manifest("{{.*}}tiny.mdl{{.*}}modelc_fn_1_I_infer{{.*}}modelc_fn_0_T_fwd_bwd{{.*}}") {addr_space = 0 : i32, alignment = 16 : i64}
+// CHECK: llvm.mlir.global external constant @modelc_manifest_size({{[0-9]+}} : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
+module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64,
+                   mdl.source_hash = "00ff", mdl.source_name = "tiny.mdl"} {
+  mdl.param @w : tensor<4x8xf32> = zeros() {offset = 0 : i64}
+  mdl.buffer @"T:in:x" : tensor<2x8xf32> {entry = "T", key = "x", offset = 128 : i64, phase = "train", role = "input"}
+  mdl.buffer @"T:out:y" : tensor<2x4xf32> {entry = "T", key = "loss", offset = 192 : i64, phase = "train", role = "output"}
+  mdl.data @d {
+    mdl.field "x" : tensor<8xf32> = npy "x.npy"
+  }
+  mdl.train @T data @d outputs ["loss"] settings {batch = 2 : i64, steps = 3 : i64} {
+  ^bb0(%x: tensor<2x8xf32>):
+    %loss = mdl.constant dense<0.0> : tensor<f32>
+    mdl.yield %loss : tensor<f32>
+  }
+  func.func @"T.fwd_bwd"(%arena: memref<512xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+    %c0 = arith.constant 0 : index
+    %c128 = arith.constant 128 : index
+    %c192 = arith.constant 192 : index
+    %c256 = arith.constant 256 : index
+    %w = memref.view %arena[%c0][] : memref<512xi8> to memref<4x8xf32>
+    %x = memref.view %arena[%c128][] : memref<512xi8> to memref<2x8xf32>
+    %y = memref.view %arena[%c192][] : memref<512xi8> to memref<2x4xf32>
+    %t = memref.view %arena[%c256][] : memref<512xi8> to memref<2x4xf32>
+    mdlrt.gemm %x, %w, %t alpha = 1.0 beta = 0.0 transpose_b : memref<2x8xf32>, memref<4x8xf32>, memref<2x4xf32>
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%t : memref<2x4xf32>) outs(%y : memref<2x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %th = math.tanh %in : f32
+      linalg.yield %th : f32
+    }
+    return
+  }
+  func.func @"I.infer"(%arena: memref<512xi8>) attributes {mdl.entry = "I", mdl.function = "infer"} {
+    return
+  }
+}
+
+// -----
+
+// A batched f64 GEMM with a broadcast B: batch strides from the 3-D
+// strides (A 15, C 12), 0 for the 2-D B; M 3, N 4, K 5, batch 3.
+// CHECK-LABEL: llvm.func @modelc_fn_0_E_eval
+// CHECK-DAG: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-DAG: %[[THREE:.*]] = llvm.mlir.constant(3 : i64) : i64
+// CHECK-DAG: %[[FOUR:.*]] = llvm.mlir.constant(4 : i64) : i64
+// CHECK-DAG: %[[FIVE:.*]] = llvm.mlir.constant(5 : i64) : i64
+// CHECK-DAG: %[[TWELVE:.*]] = llvm.mlir.constant(12 : i64) : i64
+// CHECK-DAG: %[[FIFTEEN:.*]] = llvm.mlir.constant(15 : i64) : i64
+// CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f64) : f64
+// CHECK: llvm.call @modelc_gemm_f64(%[[ZERO]], %[[ZERO]], %[[THREE]], %[[FOUR]], %[[FIVE]], %[[ONE]], %{{[0-9]+}}, %[[FIVE]], %[[FIFTEEN]], %{{[0-9]+}}, %[[FOUR]], %[[ZERO]], %[[ONE]], %{{[0-9]+}}, %[[FOUR]], %[[TWELVE]], %[[THREE]])
+module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64} {
+  func.func @"E.eval"(%arena: memref<1024xi8>) attributes {mdl.entry = "E", mdl.function = "eval"} {
+    %c0 = arith.constant 0 : index
+    %c384 = arith.constant 384 : index
+    %c512 = arith.constant 512 : index
+    %a = memref.view %arena[%c0][] : memref<1024xi8> to memref<3x3x5xf64>
+    %b = memref.view %arena[%c384][] : memref<1024xi8> to memref<5x4xf64>
+    %c = memref.view %arena[%c512][] : memref<1024xi8> to memref<3x3x4xf64>
+    mdlrt.gemm %a, %b, %c alpha = 1.0 beta = 1.0 : memref<3x3x5xf64>, memref<5x4xf64>, memref<3x3x4xf64>
+    return
+  }
+}
+
+// -----
+
+// The manifest needs the memory plan.
+// expected-error @+1 {{no memory plan: run --mdl-plan-memory first}}
+module {
+  func.func @"T.fwd_bwd"(%arena: memref<64xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+    return
+  }
+}
+
+// -----
+
+module attributes {mdl.arena_bytes = 64 : i64, mdl.persistent_bytes = 64 : i64} {
+  // expected-error @+1 {{a program function takes only the arena (memref<Nxi8>): run --mdl-plan-memory first}}
+  func.func @"T.fwd_bwd"() attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+    return
+  }
+}
+
+// -----
+
+module attributes {mdl.arena_bytes = 64 : i64, mdl.persistent_bytes = 64 : i64} {
+  // expected-error @+1 {{unknown mdl.function kind 'backward'}}
+  func.func @"T.backward"(%arena: memref<64xi8>) attributes {mdl.entry = "T", mdl.function = "backward"} {
+    return
+  }
+}
