@@ -63,4 +63,15 @@ def MdlExpandOptimizer : Pass<"mdl-expand-optimizer", "mlir::ModuleOp"> {
   }];
 }
 
+def MdlWidenToF64 : Pass<"mdl-widen-to-f64", "mlir::ModuleOp"> {
+  let summary = "Compute in f64 where the program computes in f32 (testing)";
+  let description = [{
+    Rewrites every f32 tensor of the program functions, parameters and
+    non-input buffers to f64, and casts f32 inputs to f64 where they are
+    loaded, so that gradient checks against finite differences can ask for
+    a relative error of 1e-6. `modelc --widen-f64` runs it after
+    --mdl-decompose; it is a testing aid, not a precision setting.
+  }];
+}
+
 #endif // MODELC_PASSES_PASSES_TD
