@@ -3,7 +3,7 @@
 of the Fashion-MNIST MLP and LeNet next to the same models in PyTorch eager
 on the same cores, printed as one JSON object.
 
-bench/cpu_train.py [--build build] [--steps 300] [--threads N]
+bench/cpu_train.py [--build build] [--steps 300] [--threads N] [--examples a,b]
 
 Throughput is measured side by side in one run (shared machines are noisy:
 compare the ratio, not the absolute numbers). modelc's samples/s is the
@@ -98,12 +98,16 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--examples", default=",".join(EXAMPLES),
+                        help="comma-separated examples to compile (mlp and lenet always)")
     args = parser.parse_args()
     modelc = os.path.join(args.build, "bin", "modelc")
     result = {"threads": args.threads, "compile_s": {}, "train": {}}
     with tempfile.TemporaryDirectory() as tmp:
         programs = {}
-        for name in EXAMPLES:
+        names = [n for n in EXAMPLES if n in args.examples.split(",")
+                 or n in ("fashion_mlp", "lenet")]
+        for name in names:
             out = os.path.join(tmp, name)
             seconds, error = compile_example(modelc, name, out)
             result["compile_s"][name] = round(seconds, 3) if seconds else {"error": error}
