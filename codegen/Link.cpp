@@ -60,8 +60,8 @@ llvm::Error linkExecutable(llvm::StringRef object, llvm::StringRef output,
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("modelc-link", tempDir))
     return makeError("cannot create a temporary directory: " + ec.message());
-  auto removeTempDir =
-      llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(tempDir); });
+  auto removeTempDir = llvm::make_scope_exit(
+      [&] { llvm::sys::fs::remove_directories(tempDir); });
   llvm::SmallString<256> objectPath(tempDir), logPath(tempDir);
   llvm::sys::path::append(objectPath, "program.o");
   llvm::sys::path::append(logPath, "link.log");
@@ -80,14 +80,14 @@ llvm::Error linkExecutable(llvm::StringRef object, llvm::StringRef output,
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
                                                 logPath.str()};
   std::string error;
-  int status = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt,
-                                         redirects, 0, 0, &error);
+  int status = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects,
+                                         0, 0, &error);
   if (status != 0) {
     std::string log = readLog(logPath);
-    return makeError("linking '" + output + "' failed (" + *driver +
-                     (status < 0 ? ": " + error
-                                 : " exited with " + std::to_string(status)) +
-                     ")" + (log.empty() ? "" : ":\n" + log));
+    return makeError(
+        "linking '" + output + "' failed (" + *driver +
+        (status < 0 ? ": " + error : " exited with " + std::to_string(status)) +
+        ")" + (log.empty() ? "" : ":\n" + log));
   }
   return llvm::Error::success();
 }

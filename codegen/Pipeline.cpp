@@ -71,8 +71,7 @@ void buildMdlToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createMdlLowerToLinalg());
 }
 
-void buildLinalgToLLVMPipeline(OpPassManager &pm,
-                               const PipelineOptions &options) {
+void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createBufferizePass());
   // Folds the copies and casts bufferization leaves, so that matmuls see
   // their real operands and the plan sees fewer temporaries.
@@ -90,17 +89,15 @@ void registerModelcPipelines() {
       [](OpPassManager &pm, const PipelineCLOptions &options) {
         buildMdlToLinalgPipeline(pm, options.get());
       });
-  PassPipelineRegistration<PipelineCLOptions>(
+  PassPipelineRegistration<>(
       "mdl-linalg-to-llvm",
       "From linalg on tensors to the LLVM dialect with the program's ABI",
-      [](OpPassManager &pm, const PipelineCLOptions &options) {
-        buildLinalgToLLVMPipeline(pm, options.get());
-      });
+      [](OpPassManager &pm) { buildLinalgToLLVMPipeline(pm); });
   PassPipelineRegistration<PipelineCLOptions>(
       "mdl-to-llvm", "mdl-to-linalg, then mdl-linalg-to-llvm",
       [](OpPassManager &pm, const PipelineCLOptions &options) {
         buildMdlToLinalgPipeline(pm, options.get());
-        buildLinalgToLLVMPipeline(pm, options.get());
+        buildLinalgToLLVMPipeline(pm);
       });
 }
 
@@ -119,11 +116,11 @@ InputStage detectInputStage(ModuleOp module) {
 
 LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
                           InputStage from, bool toLinalgOnly) {
-  PassManager pm(module.getContext());
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
   if (from == InputStage::Mdl)
     buildMdlToLinalgPipeline(pm, options);
   if (!toLinalgOnly)
-    buildLinalgToLLVMPipeline(pm, options);
+    buildLinalgToLLVMPipeline(pm);
   return pm.run(module);
 }
 

@@ -26,8 +26,7 @@ void buildMdlToLinalgPipeline(mlir::OpPassManager &pm,
 
 /// From linalg on tensors to the LLVM dialect with the ABI's globals:
 /// bufferization, mdl-gemm-to-library, mdl-plan-memory, mdl-lower-to-cpu.
-void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
-                               const PipelineOptions &options);
+void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
 
 /// Registers `mdl-to-linalg`, `mdl-linalg-to-llvm` and `mdl-to-llvm` (the
 /// two in sequence) for modelc-opt.
@@ -41,8 +40,8 @@ InputStage detectInputStage(mlir::ModuleOp module);
 /// Runs the passes from `from` to linalg (`toLinalgOnly`) or to the LLVM
 /// dialect. Diagnostics go to the module's context.
 mlir::LogicalResult runPipeline(mlir::ModuleOp module,
-                                const PipelineOptions &options,
-                                InputStage from, bool toLinalgOnly);
+                                const PipelineOptions &options, InputStage from,
+                                bool toLinalgOnly);
 
 } // namespace modelc
 

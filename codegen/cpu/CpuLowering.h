@@ -17,6 +17,19 @@ namespace modelc {
 /// source in MLIR 19, dropping the view's byte shift.
 void lowerGemmsToCalls(mlir::ModuleOp module);
 
+/// Moves each top-level op with regions and no results (a loop nest to be)
+/// of each program function into a private function `<symbol>_k<n>(arena,
+/// scalars...)` that rebuilds the views and constants it uses from the
+/// arena; an op that uses a memref it cannot rebuild stays. Returns the
+/// kernels' names.
+llvm::SmallVector<std::string>
+outlineKernels(llvm::ArrayRef<ProgramFunction> functions);
+
+/// After the lowering to LLVM: gives the kernels internal linkage and
+/// `noinline`, so that LLVM keeps them apart.
+void markKernelsInternal(mlir::ModuleOp module,
+                         llvm::ArrayRef<std::string> names);
+
 /// The first half of the upstream lowering: linalg to loops and views to
 /// explicit offsets (expand-strided-metadata).
 void buildLinalgToLoopsPipeline(mlir::OpPassManager &pm);

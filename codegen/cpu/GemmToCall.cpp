@@ -1,6 +1,6 @@
 // mdlrt.gemm on the CPU: a call of the runtime's modelc_gemm_f32/f64 with
-// pointers, leading dimensions and batch strides read from each memref's
-// strided metadata.
+// pointers, leading dimensions and batch strides from each memref's strided
+// layout (its type, or its metadata where the type leaves them dynamic).
 #include "codegen/cpu/CpuLowering.h"
 
 #include "dialects/mdlrt/MdlrtOps.h"
@@ -44,7 +44,8 @@ public:
     SmallVector<int64_t> staticStrides;
     int64_t staticOffset;
     (void)getStridesAndOffset(type, staticStrides, staticOffset);
-    auto metadata = builder.create<memref::ExtractStridedMetadataOp>(loc, memref);
+    auto metadata =
+        builder.create<memref::ExtractStridedMetadataOp>(loc, memref);
     auto pick = [&](int64_t value, Value dynamic) {
       return ShapedType::isDynamic(value) ? toI64(dynamic) : i64Constant(value);
     };
@@ -64,8 +65,8 @@ public:
     // BLAS wants ld >= the row length even for one row, where the row
     // stride is arbitrary; mdl-gemm-to-library allows a smaller row stride
     // only then.
-    Value leadingDim = builder.create<arith::MaxSIOp>(loc, strides[rank - 2],
-                                                      sizes[rank - 1]);
+    Value leadingDim =
+        builder.create<arith::MaxSIOp>(loc, strides[rank - 2], sizes[rank - 1]);
     // A matrix without a batch dimension is the same for every batch.
     Value batchStride = rank == 3 ? strides[0] : i64Constant(0);
     return {pointer, leadingDim, batchStride, sizes};
@@ -83,8 +84,8 @@ public:
       bool losesInfo;
       value.convert(cast<FloatType>(elementType).getFloatSemantics(),
                     APFloat::rmNearestTiesToEven, &losesInfo);
-      return builder.create<arith::ConstantFloatOp>(loc, value,
-                                              cast<FloatType>(elementType));
+      return builder.create<arith::ConstantFloatOp>(
+          loc, value, cast<FloatType>(elementType));
     };
     builder.create<func::CallOp>(
         loc, callee,
@@ -104,19 +105,20 @@ private:
 
 /// `void modelc_gemm_f32/f64(...)` of ProgramABI.h, declared once.
 func::FuncOp getGemmFunction(ModuleOp module, Type elementType) {
-  std::string name = elementType.isF32() ? "modelc_gemm_f32" : "modelc_gemm_f64";
+  std::string name =
+      elementType.isF32() ? "modelc_gemm_f32" : "modelc_gemm_f64";
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
   Type i64 = builder.getI64Type();
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
-  SmallVector<Type> arguments = {i64, i64, i64, i64, i64, elementType,
-                                 ptr, i64, i64,          // A, lda, strideA
-                                 ptr, i64, i64,          // B, ldb, strideB
-                                 elementType, ptr, i64,  // beta, C, ldc
-                                 i64, i64};              // strideC, batch
-  auto func = builder.create<func::FuncOp>(module.getLoc(), name,
-                                     builder.getFunctionType(arguments, {}));
+  SmallVector<Type> arguments = {i64,         i64, i64, i64, i64,
+                                 elementType, ptr, i64, i64, // A, lda, strideA
+                                 ptr,         i64, i64,      // B, ldb, strideB
+                                 elementType, ptr, i64,      // beta, C, ldc
+                                 i64,         i64};          // strideC, batch
+  auto func = builder.create<func::FuncOp>(
+      module.getLoc(), name, builder.getFunctionType(arguments, {}));
   func.setPrivate();
   return func;
 }

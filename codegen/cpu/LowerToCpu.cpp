@@ -87,8 +87,7 @@ bool isArenaSignature(FunctionType type) {
     return false;
   auto arena = dyn_cast<MemRefType>(type.getInput(0));
   return arena && arena.getRank() == 1 && arena.hasStaticShape() &&
-         arena.getElementType().isInteger(8) &&
-         arena.getLayout().isIdentity();
+         arena.getElementType().isInteger(8) && arena.getLayout().isIdentity();
 }
 
 /// memref.copy between non-contiguous layouts would lower to a call of
@@ -170,6 +169,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
       return signalPassFailure();
 
     expandStridedCopies(module);
+    SmallVector<std::string> kernels = modelc::outlineKernels(*functions);
     OpPassManager loops(ModuleOp::getOperationName());
     modelc::buildLinalgToLoopsPipeline(loops);
     if (failed(runPipeline(loops, module)))
@@ -189,6 +189,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
     });
     if (unlowered.wasInterrupted())
       return signalPassFailure();
+    modelc::markKernelsInternal(module, kernels);
     modelc::addProgramGlobals(module, *functions, *manifest);
   }
 };

@@ -53,10 +53,9 @@ void addProgramGlobals(ModuleOp module, ArrayRef<ProgramFunction> functions,
 
   auto bytesType =
       LLVM::LLVMArrayType::get(IntegerType::get(context, 8), manifest.size());
-  builder.create<LLVM::GlobalOp>(loc, bytesType, /*isConstant=*/true,
-                                 LLVM::Linkage::External, "modelc_manifest",
-                                 builder.getStringAttr(manifest),
-                                 kManifestAlignment);
+  builder.create<LLVM::GlobalOp>(
+      loc, bytesType, /*isConstant=*/true, LLVM::Linkage::External,
+      "modelc_manifest", builder.getStringAttr(manifest), kManifestAlignment);
   addConstantI64(builder, loc, "modelc_manifest_size", manifest.size());
 }
 

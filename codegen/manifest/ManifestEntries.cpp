@@ -93,8 +93,8 @@ private:
   bool hasError = false;
 };
 
-flatbuffers::Offset<fb::Optimizer> writeOptimizer(flatbuffers::FlatBufferBuilder &fbb,
-                                                  Settings &settings) {
+flatbuffers::Offset<fb::Optimizer>
+writeOptimizer(flatbuffers::FlatBufferBuilder &fbb, Settings &settings) {
   auto kind = fbb.CreateString(settings.getString("kind"));
   ArrayRef<double> betas = settings.getFloats("betas");
   fb::OptimizerBuilder optimizer(fbb);
@@ -109,10 +109,10 @@ flatbuffers::Offset<fb::Optimizer> writeOptimizer(flatbuffers::FlatBufferBuilder
   return optimizer.Finish();
 }
 
-flatbuffers::Offset<fb::Schedule> writeSchedule(flatbuffers::FlatBufferBuilder &fbb,
-                                                Settings &settings) {
-  auto kind = fbb.CreateString(
-      settings.has("kind") ? settings.getString("kind") : "constant");
+flatbuffers::Offset<fb::Schedule>
+writeSchedule(flatbuffers::FlatBufferBuilder &fbb, Settings &settings) {
+  auto kind = fbb.CreateString(settings.has("kind") ? settings.getString("kind")
+                                                    : "constant");
   fb::ScheduleBuilder schedule(fbb);
   schedule.add_kind(kind);
   schedule.add_warmup(settings.getInt("warmup"));

@@ -10,7 +10,8 @@
 namespace modelc {
 
 template <typename T>
-using FlatTables = flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<T>>>;
+using FlatTables =
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<T>>>;
 
 /// One TrainEntry per mdl.train, in module order.
 mlir::FailureOr<FlatTables<manifest::TrainEntry>>

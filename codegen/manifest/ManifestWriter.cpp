@@ -66,8 +66,8 @@ FailureOr<TensorInfo> getTensorInfo(Operation *decl, Type type) {
   uint64_t bytes = (tensor.getElementTypeBitWidth() + 7) / 8;
   for (int64_t dim : tensor.getShape())
     bytes *= uint64_t(dim);
-  return TensorInfo{*dtype, tensor.getShape().vec(),
-                    uint64_t(offset.getInt()), bytes};
+  return TensorInfo{*dtype, tensor.getShape().vec(), uint64_t(offset.getInt()),
+                    bytes};
 }
 
 std::optional<fb::Role> getRole(StringRef role) {
@@ -176,8 +176,8 @@ public:
         entry.add_key(key);
         fields.push_back(entry.Finish());
       }
-      dataSets.push_back(
-          fb::CreateDataSetDirect(fbb, data.getSymName().str().c_str(), &fields));
+      dataSets.push_back(fb::CreateDataSetDirect(
+          fbb, data.getSymName().str().c_str(), &fields));
     }
     return success();
   }
@@ -189,14 +189,15 @@ public:
                                   .Case("eval", fb::FunctionKind::Eval)
                                   .Case("infer", fb::FunctionKind::Infer)
                                   .Default(fb::FunctionKind::FwdBwd);
-      functions.push_back(fb::CreateFunctionDirect(
-          fbb, fn.symbol.c_str(), kind, fn.entry.c_str(), fn.index));
+      functions.push_back(fb::CreateFunctionDirect(fbb, fn.symbol.c_str(), kind,
+                                                   fn.entry.c_str(), fn.index));
     }
   }
 
   FailureOr<std::string> finish(ArrayRef<std::string> targets) {
     auto arena = module->getAttrOfType<IntegerAttr>("mdl.arena_bytes");
-    auto persistent = module->getAttrOfType<IntegerAttr>("mdl.persistent_bytes");
+    auto persistent =
+        module->getAttrOfType<IntegerAttr>("mdl.persistent_bytes");
     if (!arena || !persistent)
       return module.emitError("no memory plan: run --mdl-plan-memory first");
     FailureOr<FlatTables<fb::TrainEntry>> train =

@@ -78,9 +78,8 @@ linalg::FillOp findZeroFill(Operation *matmul, Value c) {
   for (Operation *op = matmul->getPrevNode(); op; op = op->getPrevNode()) {
     auto fill = dyn_cast<linalg::FillOp>(op);
     if (fill && fill.getOutputs().front() == c)
-      return matchPattern(fill.getInputs().front(), m_AnyZeroFloat())
-                 ? fill
-                 : nullptr;
+      return matchPattern(fill.getInputs().front(), m_AnyZeroFloat()) ? fill
+                                                                      : nullptr;
     if (mayTouch(op, c))
       return nullptr;
   }

@@ -48,8 +48,7 @@ bool isSameStorage(Type used, Type declared) {
     return true;
   auto usedInt = dyn_cast<IntegerType>(used);
   auto declaredInt = dyn_cast<IntegerType>(declared);
-  return usedInt && declaredInt &&
-         usedInt.getWidth() == declaredInt.getWidth();
+  return usedInt && declaredInt && usedInt.getWidth() == declaredInt.getWidth();
 }
 
 /// A temporary of one function and its live range, in positions of the
@@ -69,16 +68,14 @@ uint64_t placeFirstFit(MutableArrayRef<Temporary> temporaries) {
   uint64_t peak = 0;
   for (Temporary &temp : temporaries) {
     llvm::erase_if(live, [&](Temporary *t) { return t->end < temp.start; });
-    llvm::sort(live, [](Temporary *x, Temporary *y) {
-      return x->offset < y->offset;
-    });
+    llvm::sort(
+        live, [](Temporary *x, Temporary *y) { return x->offset < y->offset; });
     uint64_t candidate = 0;
     for (Temporary *other : live) {
       if (candidate + temp.bytes <= other->offset)
         break;
-      candidate = std::max(candidate,
-                           llvm::alignTo(other->offset + other->bytes,
-                                         kAlignment));
+      candidate = std::max(
+          candidate, llvm::alignTo(other->offset + other->bytes, kAlignment));
     }
     temp.offset = candidate;
     peak = std::max(peak, candidate + temp.bytes);
@@ -113,8 +110,8 @@ LogicalResult MdlPlanMemoryPass::placePersistent(Operation *decl, Type type) {
   uint64_t offset = llvm::alignTo(persistentBytes, kAlignment);
   persistentOffsets[name] = offset;
   persistentTypes[name] = tensor;
-  decl->setAttr("offset", IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                                           offset));
+  decl->setAttr("offset",
+                IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
   persistentBytes = offset + *bytes;
   return success();
 }
@@ -186,8 +183,8 @@ LogicalResult
 MdlPlanMemoryPass::rewriteFunction(func::FuncOp func, uint64_t arenaBytes,
                                    ArrayRef<Temporary> temporaries) {
   MLIRContext *context = &getContext();
-  auto arenaType = MemRefType::get({int64_t(arenaBytes)},
-                                   IntegerType::get(context, 8));
+  auto arenaType =
+      MemRefType::get({int64_t(arenaBytes)}, IntegerType::get(context, 8));
   func.insertArgument(0, arenaType, DictionaryAttr(), func.getLoc());
   Value arena = func.getArgument(0);
   OpBuilder builder(context);
@@ -252,8 +249,9 @@ void MdlPlanMemoryPass::runOnOperation() {
     FailureOr<uint64_t> bytes = planFunction(func, functions.back().second);
     if (failed(bytes))
       return signalPassFailure();
-    func->setAttr("mdl.scratch_bytes",
-                  IntegerAttr::get(IntegerType::get(&getContext(), 64), *bytes));
+    func->setAttr(
+        "mdl.scratch_bytes",
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), *bytes));
     scratchBytes = std::max(scratchBytes, *bytes);
   }
 

@@ -18,7 +18,8 @@ LogicalResult verifyUnitInnerStride(Operation *op, StringRef name,
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(getStridesAndOffset(type, strides, offset)))
-    return op->emitOpError() << "operand " << name << " has a non-strided layout";
+    return op->emitOpError()
+           << "operand " << name << " has a non-strided layout";
   if (strides.back() != 1)
     return op->emitOpError()
            << "operand " << name << " must have innermost stride 1, got "

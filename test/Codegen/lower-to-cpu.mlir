@@ -10,10 +10,17 @@
 // CHECK-LABEL: module {
 // CHECK: llvm.func @tanhf(f32) -> f32
 
+// The loop nest y = tanh(t), moved into a kernel of its own that takes the
+// arena: internal, never inlined.
+// CHECK-LABEL: llvm.func internal @modelc_fn_0_T_fwd_bwd_k0(
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) attributes {no_inline
+// CHECK: llvm.call @tanhf
+// CHECK: llvm.return
+
 // void modelc_fn_0_T_fwd_bwd(uint8_t *arena): t = x * w^T through the
 // runtime's GEMM (transA 0, transB 1, M 2, N 4, K 8, lda 8, ldb 8, ldc 4,
 // batch strides 0, batch 1; x at arena + 128, w at + 0, t at + 256), then
-// y = tanh(t) in a loop.
+// the kernel.
 // CHECK-LABEL: llvm.func @modelc_fn_0_T_fwd_bwd(
 // CHECK-SAME: %[[ARENA:.*]]: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) {
 // CHECK-DAG: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
@@ -32,8 +39,8 @@
 // CHECK-DAG: %[[TI:.*]] = llvm.ptrtoint %[[T]]
 // CHECK-DAG: %[[TP:.*]] = llvm.inttoptr %[[TI]]
 // CHECK: llvm.call @modelc_gemm_f32(%[[ZERO]], %[[ONE]], %[[TWO]], %[[FOUR]], %[[EIGHT]], %[[ALPHA]], %[[XP]], %[[EIGHT]], %[[ZERO]], %[[WP]], %[[EIGHT]], %[[ZERO]], %[[BETA]], %[[TP]], %[[FOUR]], %[[ZERO]], %[[ONE]])
-// CHECK: llvm.call @tanhf
-// CHECK: llvm.return
+// CHECK-NEXT: llvm.call @modelc_fn_0_T_fwd_bwd_k0(%[[ARENA]]) : (!llvm.ptr) -> ()
+// CHECK-NEXT: llvm.return
 
 // CHECK-LABEL: llvm.func @modelc_fn_1_I_infer(
 // CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) {
@@ -89,6 +96,12 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
 
 // -----
 
+// A kernel that uses a scalar the function loads takes it as an argument;
+// a loop with a result stays in the function.
+// CHECK-LABEL: llvm.func internal @modelc_fn_0_E_eval_k0(
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}, %{{.*}}: f64)
+// CHECK-NOT: @modelc_fn_0_E_eval_k1
+
 // A batched f64 GEMM with a broadcast B: batch strides from the 3-D
 // strides (A 15, C 12), 0 for the 2-D B; M 3, N 4, K 5, batch 3.
 // CHECK-LABEL: llvm.func @modelc_fn_0_E_eval
@@ -100,6 +113,10 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
 // CHECK-DAG: %[[FIFTEEN:.*]] = llvm.mlir.constant(15 : i64) : i64
 // CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f64) : f64
 // CHECK: llvm.call @modelc_gemm_f64(%[[ZERO]], %[[ZERO]], %[[THREE]], %[[FOUR]], %[[FIVE]], %[[ONE]], %{{[0-9]+}}, %[[FIVE]], %[[FIFTEEN]], %{{[0-9]+}}, %[[FOUR]], %[[ZERO]], %[[ONE]], %{{[0-9]+}}, %[[FOUR]], %[[TWELVE]], %[[THREE]])
+// CHECK: %[[S:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f64
+// CHECK: llvm.call @modelc_fn_0_E_eval_k0(%{{.*}}, %[[S]]) : (!llvm.ptr, f64) -> ()
+// CHECK: llvm.fadd
+// CHECK: llvm.store
 module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64} {
   func.func @"E.eval"(%arena: memref<1024xi8>) attributes {mdl.entry = "E", mdl.function = "eval"} {
     %c0 = arith.constant 0 : index
@@ -109,6 +126,18 @@ module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64}
     %b = memref.view %arena[%c384][] : memref<1024xi8> to memref<5x4xf64>
     %c = memref.view %arena[%c512][] : memref<1024xi8> to memref<3x3x4xf64>
     mdlrt.gemm %a, %b, %c alpha = 1.0 beta = 1.0 : memref<3x3x5xf64>, memref<5x4xf64>, memref<3x3x4xf64>
+    %c896 = arith.constant 896 : index
+    %h = memref.view %arena[%c896][] : memref<1024xi8> to memref<f64>
+    %s = memref.load %h[] : memref<f64>
+    linalg.fill ins(%s : f64) outs(%c : memref<3x3x4xf64>)
+    %c0i = arith.constant 0 : index
+    %c1i = arith.constant 1 : index
+    %c3i = arith.constant 3 : index
+    %sum = scf.for %i = %c0i to %c3i step %c1i iter_args(%acc = %s) -> (f64) {
+      %next = arith.addf %acc, %s : f64
+      scf.yield %next : f64
+    }
+    memref.store %sum, %h[] : memref<f64>
     return
   }
 }

@@ -71,8 +71,7 @@ cl::opt<EmitKind> emitKind(
                           "optimised LLVM IR of the CPU program"),
                clEnumValN(EmitKind::PTX, "ptx",
                           "PTX of the GPU kernels (not available yet)"),
-               clEnumValN(EmitKind::Obj, "obj",
-                          "the program's object file")),
+               clEnumValN(EmitKind::Obj, "obj", "the program's object file")),
     cl::cat(modelcCategory));
 
 cl::list<std::string> defines("D", cl::Prefix,
@@ -91,11 +90,11 @@ cl::list<std::string> archs("arch", cl::CommaSeparated,
                             cl::value_desc("sm_XX,..."),
                             cl::cat(modelcCategory));
 
-cl::opt<std::string> runtimeDir(
-    "runtime-dir",
-    cl::desc("Where libmodelc_rt.a and libmodelc_rt_main.a are"),
-    cl::value_desc("dir"), cl::init(MODELC_DEFAULT_RUNTIME_DIR),
-    cl::cat(modelcCategory));
+cl::opt<std::string>
+    runtimeDir("runtime-dir",
+               cl::desc("Where libmodelc_rt.a and libmodelc_rt_main.a are"),
+               cl::value_desc("dir"), cl::init(MODELC_DEFAULT_RUNTIME_DIR),
+               cl::cat(modelcCategory));
 
 cl::opt<std::string> cpuName(
     "mcpu",
@@ -103,9 +102,10 @@ cl::opt<std::string> cpuName(
              "x86-64 or x86-64-v3 for programs that run elsewhere"),
     cl::value_desc("cpu"), cl::cat(modelcCategory));
 
-cl::opt<std::string> cpuFeatures(
-    "cpu-features", cl::desc("LLVM CPU features to add (+avx2,-avx512f)"),
-    cl::value_desc("features"), cl::cat(modelcCategory));
+cl::opt<std::string>
+    cpuFeatures("cpu-features",
+                cl::desc("LLVM CPU features to add (+avx2,-avx512f)"),
+                cl::value_desc("features"), cl::cat(modelcCategory));
 
 cl::opt<bool> widenToF64(
     "widen-f64",
@@ -271,8 +271,7 @@ int runBackend(mlir::ModuleOp module) {
     return writeOutput([&](llvm::raw_ostream &os) { os << bytes; });
   modelc::LinkOptions link;
   link.runtimeDir = runtimeDir;
-  if (llvm::Error error =
-          modelc::linkExecutable(bytes, outputFilename, link))
+  if (llvm::Error error = modelc::linkExecutable(bytes, outputFilename, link))
     return fail(llvm::toString(std::move(error)));
   return 0;
 }

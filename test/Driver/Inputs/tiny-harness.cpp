@@ -25,8 +25,10 @@ void naiveGemm(int64_t transA, int64_t transB, int64_t M, int64_t N, int64_t K,
       for (int64_t j = 0; j < N; ++j) {
         T sum = 0;
         for (int64_t k = 0; k < K; ++k) {
-          T a = transA ? A[b * strideA + k * lda + i] : A[b * strideA + i * lda + k];
-          T x = transB ? B[b * strideB + j * ldb + k] : B[b * strideB + k * ldb + j];
+          T a = transA ? A[b * strideA + k * lda + i]
+                       : A[b * strideA + i * lda + k];
+          T x = transB ? B[b * strideB + j * ldb + k]
+                       : B[b * strideB + k * ldb + j];
           sum += a * x;
         }
         T &c = C[b * strideC + i * ldc + j];
@@ -46,9 +48,8 @@ extern "C" void modelc_gemm_f32(int64_t tA, int64_t tB, int64_t M, int64_t N,
 extern "C" void modelc_gemm_f64(int64_t tA, int64_t tB, int64_t M, int64_t N,
                                 int64_t K, double alpha, const double *A,
                                 int64_t lda, int64_t sA, const double *B,
-                                int64_t ldb, int64_t sB, double beta,
-                                double *C, int64_t ldc, int64_t sC,
-                                int64_t batch) {
+                                int64_t ldb, int64_t sB, double beta, double *C,
+                                int64_t ldc, int64_t sC, int64_t batch) {
   naiveGemm(tA, tB, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC,
             batch);
 }
@@ -139,15 +140,13 @@ void call(fb::FunctionKind kind) {
       return modelc_functions[f->index()](arena);
 }
 
-void expectNear(const char *what, const float *got, const double *want,
-                int n) {
+void expectNear(const char *what, const float *got, const double *want, int n) {
   double worst = 0;
   for (int i = 0; i < n; ++i)
     worst = std::fmax(worst, std::fabs(got[i] - want[i]));
   bool ok = worst <= 1e-5;
   failed |= !ok;
-  std::printf("%s: %s (max error %.1e)\n", what, ok ? "ok" : "MISMATCH",
-              worst);
+  std::printf("%s: %s (max error %.1e)\n", what, ok ? "ok" : "MISMATCH", worst);
 }
 
 } // namespace
