@@ -223,10 +223,10 @@ Result<Manifest> Manifest::load(const uint8_t *data, size_t size,
                                 const modelc_fn *table, size_t tableSize) {
   // The verifier checks alignment, and nothing promises that the object
   // file's array is aligned: verify and read an aligned copy.
-  std::vector<uint64_t> aligned((size + 7) / 8);
+  auto aligned = std::make_shared<std::vector<uint64_t>>((size + 7) / 8);
   if (size)
-    std::memcpy(aligned.data(), data, size);
-  const auto *bytes = reinterpret_cast<const uint8_t *>(aligned.data());
+    std::memcpy(aligned->data(), data, size);
+  const auto *bytes = reinterpret_cast<const uint8_t *>(aligned->data());
   flatbuffers::Verifier verifier(bytes, size);
   if (!size || !fb::VerifyProgramBuffer(verifier))
     return corrupt("the flatbuffer does not verify");
@@ -246,7 +246,14 @@ Result<Manifest> Manifest::load(const uint8_t *data, size_t size,
   MODELC_RETURN_IF_ERROR(copyDataSets(p, m));
   MODELC_RETURN_IF_ERROR(copyFunctions(p, m, table, tableSize));
   MODELC_RETURN_IF_ERROR(copyEntries(p, m));
+  m.flatbuffer = std::move(aligned);
   return m;
+}
+
+const fb::GpuProgram *Manifest::gpuProgram() const {
+  if (!flatbuffer)
+    return nullptr;
+  return fb::GetProgram(flatbuffer->data())->gpu();
 }
 
 namespace {

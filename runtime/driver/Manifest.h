@@ -11,6 +11,7 @@
 #include <modelc/ProgramABI.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,6 +108,12 @@ struct Manifest {
   std::vector<DataSetInfo> datasets;
   std::vector<BufferInfo> buffers;
   std::vector<FunctionInfo> functions;
+  /// The verified flatbuffer itself (8-byte aligned), for the parts that
+  /// stay in flatbuffer form: the GPU section (runtime/cuda/ checks it).
+  std::shared_ptr<const std::vector<uint64_t>> flatbuffer;
+
+  /// The cuda target's section, or null when the program has none.
+  const modelc::manifest::GpuProgram *gpuProgram() const;
 
   /// Verifies and copies a manifest; any inconsistency is an internal error
   /// (exit 1), since modelc wrote it.

@@ -1,0 +1,58 @@
+// The CUDA path of the runtime (docs/runtime/cuda.md): one GPU, its arena
+// and the program's GPU step lists. The CUDA driver API and cuBLASLt are
+// loaded with dlopen on first use, so a program that never touches a GPU
+// needs no CUDA library. Every CUDA call is checked; a failure becomes a
+// Status naming the call, the error and what to do.
+#pragma once
+
+#include "runtime/driver/Manifest.h"
+#include "runtime/support/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace modelc::rt::cuda {
+
+/// What the machine has: `problem` says why no GPU can be used (libcuda not
+/// found, cuInit failed, no device), empty when `devices` > 0. Never fails
+/// hard and loads nothing but libcuda.
+struct Probe {
+  int devices = 0;
+  std::string problem;
+};
+Probe probe();
+
+class Device {
+public:
+  /// Opens GPU `ordinal` for `manifest`'s GpuProgram: verifies that section
+  /// (offsets inside the arena, kernel indices, one GpuFunction per
+  /// function), loads libcublasLt, picks and loads the image for the
+  /// device's architecture, allocates the device arena (zeroed), a stream,
+  /// pinned staging memory and the cuBLASLt handle. A usage error (exit 2)
+  /// for a bad ordinal, a program without the cuda target or an image that
+  /// cannot run on the device; an internal error otherwise.
+  static Result<std::unique_ptr<Device>> open(int ordinal,
+                                              const Manifest &manifest);
+  virtual ~Device() = default;
+
+  /// e.g. "GPU 0: NVIDIA H200 (sm_90, 139.8 GiB)".
+  virtual std::string description() const = 0;
+  virtual uint64_t arenaBytes() const = 0;
+  virtual size_t kernelCount() const = 0;
+
+  /// Copies host bytes to arena[offset, offset + bytes) in stream order,
+  /// through pinned staging memory: `src` may be reused when it returns.
+  virtual Status upload(uint64_t offset, const void *src, uint64_t bytes) = 0;
+  /// Copies arena[offset, offset + bytes) to `dst` after all work queued so
+  /// far; returns when `dst` holds it.
+  virtual Status download(uint64_t offset, void *dst, uint64_t bytes) = 0;
+  /// Queues Program.functions[index]'s GPU steps. The first run of a
+  /// function launches them one by one; the second captures them as a CUDA
+  /// graph, and later runs replay it.
+  virtual Status run(size_t functionIndex) = 0;
+  /// Waits for everything queued; reports asynchronous kernel errors.
+  virtual Status synchronize() = 0;
+};
+
+} // namespace modelc::rt::cuda
