@@ -27,11 +27,13 @@ class Device {
 public:
   /// Opens GPU `ordinal` for `manifest`'s GpuProgram: verifies that section
   /// (offsets inside the arena, kernel indices, one GpuFunction per
-  /// function), loads libcublasLt, picks and loads the image for the
-  /// device's architecture, allocates the device arena (zeroed), a stream,
-  /// pinned staging memory and the cuBLASLt handle. A usage error (exit 2)
-  /// for a bad ordinal, a program without the cuda target or an image that
-  /// cannot run on the device; an internal error otherwise.
+  /// function), loads libcublasLt (when the program has GEMMs), picks and
+  /// loads the image for the device's architecture, allocates the device
+  /// arena (zeroed), a stream, pinned staging memory and the cuBLASLt
+  /// handle. A usage error (exit 2) for a program without the cuda target,
+  /// a machine without a usable driver, device or cuBLASLt, a bad ordinal
+  /// or an image that cannot run on the device; an internal error
+  /// otherwise.
   static Result<std::unique_ptr<Device>> open(int ordinal,
                                               const Manifest &manifest);
   virtual ~Device() = default;
@@ -51,6 +53,9 @@ public:
   /// function launches them one by one; the second captures them as a CUDA
   /// graph, and later runs replay it.
   virtual Status run(size_t functionIndex) = 0;
+  /// Queues step `stepIndex` of Program.functions[functionIndex] alone,
+  /// eagerly (never captured), for checking one kernel or GEMM at a time.
+  virtual Status runStep(size_t functionIndex, size_t stepIndex) = 0;
   /// Waits for everything queued; reports asynchronous kernel errors.
   virtual Status synchronize() = 0;
 };

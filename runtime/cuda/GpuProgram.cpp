@@ -1,0 +1,286 @@
+// Verifies the manifest's GpuProgram against the arena, the kernels and the
+// function table, copies it into GpuProgram.h's plain values, and picks
+// the image a device loads.
+#include "runtime/cuda/GpuProgram.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace modelc::rt::cuda {
+
+namespace fb = modelc::manifest;
+
+namespace {
+
+Status corrupt(const std::string &what) {
+  return Status::error(
+      "internal error: the program's GPU section is corrupt (" + what +
+          "); rebuild it with modelc",
+      kExitInternal);
+}
+
+std::string str(const flatbuffers::String *s) { return s ? s->str() : ""; }
+
+/// [offset, offset + bytes) inside [0, limit), without overflow.
+bool inside(uint64_t offset, uint64_t bytes, uint64_t limit) {
+  return offset <= limit && bytes <= limit - offset;
+}
+
+std::string decimal(unsigned __int128 v) {
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), char('0' + int(v % 10)));
+    v /= 10;
+  } while (v);
+  return digits;
+}
+
+bool overlaps(uint64_t a, uint64_t aBytes, uint64_t b, uint64_t bBytes) {
+  return aBytes && bBytes && a < b + bBytes && b < a + aBytes;
+}
+
+Status copyImages(const fb::GpuProgram &gpu, GpuProgramInfo &info) {
+  if (!gpu.images())
+    return Status();
+  size_t index = 0;
+  for (const fb::GpuImage *image : *gpu.images()) {
+    GpuImageInfo out;
+    out.arch = str(image->arch());
+    out.cubin = image->kind() == fb::GpuImageKind::Cubin;
+    std::optional<Arch> arch = parseArch(out.arch);
+    if (!arch || flatbuffers::IsOutRange(image->kind(), fb::GpuImageKind::MIN,
+                                         fb::GpuImageKind::MAX))
+      return corrupt(fmt::format("image {} has architecture '{}' and kind {}",
+                                 index, out.arch, int(image->kind())));
+    out.sm = arch->sm;
+    out.archSpecific = arch->archSpecific;
+    if (!image->data() || image->data()->size() == 0)
+      return corrupt(fmt::format("image {} ({} {}) is empty", index,
+                                 out.cubin ? "cubin" : "PTX", out.arch));
+    out.data = image->data()->data();
+    out.size = image->data()->size();
+    info.images.push_back(std::move(out));
+    ++index;
+  }
+  return Status();
+}
+
+Status copyKernels(const fb::GpuProgram &gpu, GpuProgramInfo &info) {
+  if (!gpu.kernels())
+    return Status();
+  for (const fb::GpuKernel *k : *gpu.kernels()) {
+    GpuKernelInfo out{str(k->name()), k->grid(), k->block(), k->shared_bytes()};
+    std::string name =
+        out.name.empty() ? fmt::format("{}", info.kernels.size()) : out.name;
+    if (out.name.empty())
+      return corrupt(fmt::format("kernel {} has no name", name));
+    if (out.block % 32 != 0 || out.block < 32 || out.block > kMaxBlock)
+      return corrupt(fmt::format(
+          "kernel {} has block {}, not a multiple of 32 in [32, {}]", name,
+          out.block, kMaxBlock));
+    if (out.grid < 1 || out.grid > kMaxGrid)
+      return corrupt(fmt::format("kernel {} has grid {}, not in [1, {}]", name,
+                                 out.grid, kMaxGrid));
+    if (out.sharedBytes > kMaxStaticSharedBytes)
+      return corrupt(fmt::format(
+          "kernel {} asks for {} bytes of shared memory, more than {}", name,
+          out.sharedBytes, kMaxStaticSharedBytes));
+    info.kernels.push_back(std::move(out));
+  }
+  if (!info.kernels.empty() && info.images.empty())
+    return corrupt("there are kernels but no image");
+  return Status();
+}
+
+/// One operand of a GEMM: its span inside the arena and clear of the
+/// workspace, element-aligned.
+Status checkOperand(const std::string &where, const char *name, StoredMatrix m,
+                    uint64_t offset, int64_t ld, int64_t stride, int64_t batch,
+                    uint64_t elementBytes, const GpuProgramInfo &info) {
+  std::optional<uint64_t> span =
+      spanElements(m.rows, m.cols, ld, stride, batch);
+  if (!span)
+    return corrupt(fmt::format(
+        "{}: GEMM operand {} ({} x {}, ld {}, batch stride {}, batch {}) has "
+        "an invalid layout",
+        where, name, m.rows, m.cols, ld, stride, batch));
+  unsigned __int128 end =
+      (unsigned __int128)offset + (unsigned __int128)*span * elementBytes;
+  if (end > info.arenaBytes)
+    return corrupt(fmt::format(
+        "{}: GEMM operand {} [{}, {}) lies outside the {}-byte arena", where,
+        name, offset, decimal(end), info.arenaBytes));
+  uint64_t bytes = *span * elementBytes;
+  if (offset % elementBytes != 0)
+    return corrupt(fmt::format("{}: GEMM operand {} at offset {} is not "
+                               "aligned to its {}-byte elements",
+                               where, name, offset, elementBytes));
+  if (overlaps(offset, bytes, info.workspaceOffset, info.workspaceBytes))
+    return corrupt(fmt::format("{}: GEMM operand {} [{}, {}) overlaps the "
+                               "cuBLASLt workspace",
+                               where, name, offset, offset + bytes));
+  return Status();
+}
+
+Result<GpuGemmInfo> copyGemm(const std::string &where, const fb::GpuGemm *g,
+                             const GpuProgramInfo &info) {
+  if (!g)
+    return corrupt(where + ": a GEMM step without its GEMM");
+  if (g->dtype() != fb::DType::F32 && g->dtype() != fb::DType::F64)
+    return corrupt(fmt::format("{}: GEMM of dtype {} (the GPU runs f32 and "
+                               "f64 GEMMs)",
+                               where, int(g->dtype())));
+  GpuGemmInfo out;
+  out.f64 = g->dtype() == fb::DType::F64;
+  out.alpha = g->alpha();
+  out.beta = g->beta();
+  RowMajorGemm &l = out.layout;
+  l = {g->trans_a(), g->trans_b(),  g->m(),        g->n(),        g->k(),
+       g->a(),       g->b(),        g->c(),        g->lda(),      g->ldb(),
+       g->ldc(),     g->stride_a(), g->stride_b(), g->stride_c(), g->batch()};
+  constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
+  if (l.m < 1 || l.n < 1 || l.k < 1 || l.batch < 1 || l.m > kMaxDim ||
+      l.n > kMaxDim || l.k > kMaxDim || l.batch > kMaxDim)
+    return corrupt(fmt::format("{}: GEMM of m {}, n {}, k {}, batch {}", where,
+                               l.m, l.n, l.k, l.batch));
+  uint64_t elementBytes = out.f64 ? 8 : 4;
+  MODELC_RETURN_IF_ERROR(checkOperand(where, "A", storedA(l), l.a, l.lda,
+                                      l.strideA, l.batch, elementBytes, info));
+  MODELC_RETURN_IF_ERROR(checkOperand(where, "B", storedB(l), l.b, l.ldb,
+                                      l.strideB, l.batch, elementBytes, info));
+  MODELC_RETURN_IF_ERROR(checkOperand(where, "C", storedC(l), l.c, l.ldc,
+                                      l.strideC, l.batch, elementBytes, info));
+  // The batches of C run in parallel on the GPU: they must not overlap.
+  if (l.batch > 1 && uint64_t(l.strideC) < *spanElements(l.m, l.n, l.ldc, 0, 1))
+    return corrupt(fmt::format("{}: GEMM batches of C overlap (batch stride "
+                               "{} for {} x {} matrices with ld {})",
+                               where, l.strideC, l.m, l.n, l.ldc));
+  return out;
+}
+
+Status copyFunctions(const fb::GpuProgram &gpu, const Manifest &manifest,
+                     GpuProgramInfo &info) {
+  size_t count = gpu.functions() ? gpu.functions()->size() : 0;
+  if (count != manifest.functions.size())
+    return corrupt(
+        fmt::format("it describes {} function(s), the program has {}", count,
+                    manifest.functions.size()));
+  for (size_t i = 0; i < count; ++i) {
+    const fb::GpuFunction *f = gpu.functions()->Get(i);
+    GpuFunctionInfo out;
+    out.symbol = str(f->symbol());
+    if (out.symbol != manifest.functions[i].symbol)
+      return corrupt(fmt::format("GPU function {} is '{}', the program's is "
+                                 "'{}'",
+                                 i, out.symbol, manifest.functions[i].symbol));
+    size_t stepIndex = 0;
+    if (f->steps())
+      for (const fb::GpuStep *s : *f->steps()) {
+        std::string where =
+            fmt::format("function {} step {}", out.symbol, stepIndex++);
+        GpuStepInfo step;
+        if (s->kind() == fb::GpuStepKind::Launch) {
+          step.kind = GpuStepInfo::Kind::Launch;
+          step.kernel = s->kernel();
+          if (step.kernel >= info.kernels.size())
+            return corrupt(fmt::format("{} launches kernel {} of {}", where,
+                                       step.kernel, info.kernels.size()));
+        } else if (s->kind() == fb::GpuStepKind::Gemm) {
+          Result<GpuGemmInfo> gemm = copyGemm(where, s->gemm(), info);
+          if (!gemm)
+            return gemm.status();
+          step.kind = GpuStepInfo::Kind::Gemm;
+          step.gemm = info.gemms.size();
+          info.gemms.push_back(gemm.take());
+        } else {
+          return corrupt(fmt::format("{} has kind {}", where, int(s->kind())));
+        }
+        out.steps.push_back(step);
+      }
+    info.functions.push_back(std::move(out));
+  }
+  return Status();
+}
+
+std::string archList(const std::vector<GpuImageInfo> &images, bool cubin) {
+  std::string list;
+  for (const GpuImageInfo &image : images)
+    if (image.cubin == cubin)
+      list += (list.empty() ? "" : ", ") + image.arch;
+  return list;
+}
+
+} // namespace
+
+std::optional<Arch> parseArch(const std::string &arch) {
+  if (arch.rfind("sm_", 0) != 0)
+    return std::nullopt;
+  size_t i = 3, digits = 0;
+  int sm = 0;
+  for (; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i, ++digits)
+    sm = sm * 10 + (arch[i] - '0');
+  if (digits < 2 || digits > 3)
+    return std::nullopt;
+  if (i == arch.size())
+    return Arch{sm, false};
+  if (i + 1 == arch.size() && (arch[i] == 'a' || arch[i] == 'f'))
+    return Arch{sm, true};
+  return std::nullopt;
+}
+
+Result<GpuProgramInfo> readGpuProgram(const Manifest &manifest) {
+  const fb::GpuProgram *gpu = manifest.gpuProgram();
+  if (!gpu)
+    return Status::error("this program was built without the cuda target; "
+                         "rebuild with --target cuda,cpu or run with --cpu",
+                         kExitUsage);
+  GpuProgramInfo info;
+  info.arenaBytes = gpu->arena_bytes();
+  info.workspaceOffset = gpu->workspace_offset();
+  info.workspaceBytes = gpu->workspace_bytes();
+  info.flatbuffer = manifest.flatbuffer;
+  if (info.arenaBytes < manifest.arenaBytes)
+    return corrupt(fmt::format("the GPU arena of {} bytes is smaller than the "
+                               "CPU arena of {}",
+                               info.arenaBytes, manifest.arenaBytes));
+  if (info.workspaceOffset % 256 != 0 ||
+      !inside(info.workspaceOffset, info.workspaceBytes, info.arenaBytes))
+    return corrupt(fmt::format("the cuBLASLt workspace at {} ({} bytes) is "
+                               "not 256-byte aligned inside the {}-byte arena",
+                               info.workspaceOffset, info.workspaceBytes,
+                               info.arenaBytes));
+  MODELC_RETURN_IF_ERROR(copyImages(*gpu, info));
+  MODELC_RETURN_IF_ERROR(copyKernels(*gpu, info));
+  MODELC_RETURN_IF_ERROR(copyFunctions(*gpu, manifest, info));
+  return info;
+}
+
+Result<size_t> selectImage(const std::vector<GpuImageInfo> &images, int sm) {
+  for (size_t i = 0; i < images.size(); ++i)
+    if (images[i].cubin && images[i].sm == sm)
+      return i;
+  std::optional<size_t> best;
+  for (size_t i = 0; i < images.size(); ++i) {
+    const GpuImageInfo &image = images[i];
+    bool runs = image.archSpecific ? image.sm == sm : image.sm <= sm;
+    if (!image.cubin && runs && (!best || image.sm > images[*best].sm))
+      best = i;
+  }
+  if (best)
+    return *best;
+  std::string cubins = archList(images, true), ptx = archList(images, false);
+  std::string has = !cubins.empty() && !ptx.empty()
+                        ? "cubin " + cubins + "; PTX " + ptx
+                    : !cubins.empty() ? "cubin " + cubins
+                    : !ptx.empty()    ? "PTX " + ptx
+                                      : "no images";
+  return Status::error(
+      fmt::format("this program's GPU code ({}) cannot run on this sm_{} "
+                  "GPU; rebuild it with `modelc --arch sm_{}` or run with "
+                  "--cpu",
+                  has, sm, sm),
+      kExitUsage);
+}
+
+} // namespace modelc::rt::cuda

@@ -1,0 +1,96 @@
+// Builds the manifest of cuda_TestProgram.h with FlatBufferBuilder.
+#include "cuda_TestProgram.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace modelc::rt::test {
+
+namespace fb = modelc::manifest;
+
+namespace {
+
+void noop(uint8_t *) {}
+const modelc_fn kFunctions[] = {noop, noop};
+
+flatbuffers::Offset<fb::GpuGemm> buildGemm(flatbuffers::FlatBufferBuilder &fbb,
+                                           const TestGemm &g) {
+  return fb::CreateGpuGemm(fbb, g.dtype, g.transA, g.transB, g.m, g.n, g.k,
+                           g.alpha, g.beta, g.a, g.lda, g.strideA, g.b, g.ldb,
+                           g.strideB, g.c, g.ldc, g.strideC, g.batch);
+}
+
+flatbuffers::Offset<fb::GpuProgram>
+buildGpu(flatbuffers::FlatBufferBuilder &fbb, const GpuProgramSpec &spec) {
+  std::vector<flatbuffers::Offset<fb::GpuImage>> images;
+  for (const TestImage &image : spec.images)
+    images.push_back(fb::CreateGpuImageDirect(
+        fbb, image.arch.c_str(),
+        image.cubin ? fb::GpuImageKind::Cubin : fb::GpuImageKind::Ptx,
+        &image.data));
+  std::vector<flatbuffers::Offset<fb::GpuKernel>> kernels;
+  for (const TestKernel &k : spec.kernels)
+    kernels.push_back(fb::CreateGpuKernelDirect(fbb, k.name.c_str(), k.grid,
+                                                k.block, k.sharedBytes));
+  std::vector<flatbuffers::Offset<fb::GpuFunction>> functions;
+  for (const TestFunction &f : spec.functions) {
+    std::vector<flatbuffers::Offset<fb::GpuStep>> steps;
+    for (const TestStep &s : f.steps)
+      steps.push_back(
+          s.gemm ? fb::CreateGpuStep(fbb, fb::GpuStepKind::Gemm, 0,
+                                     buildGemm(fbb, s.gemmSpec))
+                 : fb::CreateGpuStep(fbb, fb::GpuStepKind::Launch, s.kernel));
+    functions.push_back(
+        fb::CreateGpuFunctionDirect(fbb, f.symbol.c_str(), &steps));
+  }
+  return fb::CreateGpuProgramDirect(fbb, spec.gpuArena, spec.workspaceOffset,
+                                    spec.workspaceBytes, &images, &kernels,
+                                    &functions);
+}
+
+} // namespace
+
+std::vector<uint8_t> buildGpuManifest(const GpuProgramSpec &spec) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Function>> functions = {
+      fb::CreateFunctionDirect(fbb, "fwd_bwd", fb::FunctionKind::FwdBwd, "fit",
+                               0),
+      fb::CreateFunctionDirect(fbb, "update", fb::FunctionKind::Update, "fit",
+                               1)};
+  flatbuffers::Offset<fb::GpuProgram> gpu = 0;
+  if (spec.withGpu)
+    gpu = buildGpu(fbb, spec);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> targets = {
+      fbb.CreateString(spec.withGpu ? "cuda" : "cpu")};
+  fbb.Finish(fb::CreateProgramDirect(
+      fbb, 1, "m.mdl", "h", &targets, spec.cpuArena, spec.cpuArena, nullptr,
+      nullptr, nullptr, nullptr, nullptr, &functions, gpu));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+Manifest loadGpuManifest(const GpuProgramSpec &spec) {
+  std::vector<uint8_t> bytes = buildGpuManifest(spec);
+  Result<Manifest> m =
+      Manifest::load(bytes.data(), bytes.size(), kFunctions, 2);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? m.take() : Manifest();
+}
+
+ScopedEnv::ScopedEnv(const char *name, const char *value) : name_(name) {
+  if (const char *old = std::getenv(name))
+    old_ = old;
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (old_)
+    setenv(name_.c_str(), old_->c_str(), 1);
+  else
+    unsetenv(name_.c_str());
+}
+
+} // namespace modelc::rt::test

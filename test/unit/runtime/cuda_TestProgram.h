@@ -1,0 +1,85 @@
+// A small program with a GpuProgram section for the CUDA tests, described
+// by plain values that each test changes before building the manifest:
+// functions fwd_bwd (launch k0, a GEMM, launch k1) and update (launch k0),
+// a 4096-byte CPU arena and a 1024-byte cuBLASLt workspace after it.
+#pragma once
+
+#include "manifest_generated.h"
+#include "runtime/driver/Manifest.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace modelc::rt::test {
+
+struct TestImage {
+  std::string arch;
+  bool cubin = false;
+  std::vector<uint8_t> data = {'/', '/', ' ', 'P', 'T', 'X'};
+};
+
+struct TestKernel {
+  std::string name;
+  uint32_t grid = 1, block = 32, sharedBytes = 0;
+};
+
+struct TestGemm {
+  modelc::manifest::DType dtype = modelc::manifest::DType::F32;
+  bool transA = false, transB = false;
+  int64_t m = 4, n = 8, k = 16;
+  double alpha = 1, beta = 0;
+  uint64_t a = 0;
+  int64_t lda = 16, strideA = 0;
+  uint64_t b = 256;
+  int64_t ldb = 8, strideB = 0;
+  uint64_t c = 1024;
+  int64_t ldc = 8, strideC = 0;
+  int64_t batch = 1;
+};
+
+struct TestStep {
+  bool gemm = false;
+  uint32_t kernel = 0;
+  TestGemm gemmSpec;
+  static TestStep launch(uint32_t k) { return {false, k, {}}; }
+  static TestStep matmul(TestGemm g) { return {true, 0, g}; }
+};
+
+struct TestFunction {
+  std::string symbol;
+  std::vector<TestStep> steps;
+};
+
+struct GpuProgramSpec {
+  bool withGpu = true;
+  uint64_t cpuArena = 4096, gpuArena = 5120;
+  uint64_t workspaceOffset = 4096, workspaceBytes = 1024;
+  std::vector<TestImage> images = {
+      {"sm_80", false}, {"sm_90", false}, {"sm_90", true}};
+  std::vector<TestKernel> kernels = {{"k0", 4, 256}, {"k1", 1, 32}};
+  /// The GPU section's functions; the manifest always has fwd_bwd and update.
+  std::vector<TestFunction> functions = {
+      {"fwd_bwd",
+       {TestStep::launch(0), TestStep::matmul({}), TestStep::launch(1)}},
+      {"update", {TestStep::launch(0)}}};
+};
+
+std::vector<uint8_t> buildGpuManifest(const GpuProgramSpec &spec);
+
+/// Loads the manifest of `spec` (it must verify as a manifest).
+Manifest loadGpuManifest(const GpuProgramSpec &spec);
+
+/// Sets an environment variable for the scope, then restores it.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value);
+  ~ScopedEnv();
+
+private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+} // namespace modelc::rt::test

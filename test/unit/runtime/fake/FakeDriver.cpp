@@ -1,0 +1,303 @@
+// The fake libcuda's driver API (FakeCuda.h).
+#include "FakeCuda.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+namespace fake {
+std::string callLog;
+int live = 0;
+void note(const std::string &what) { callLog += what + " "; }
+} // namespace fake
+
+using fake::live;
+using fake::note;
+
+namespace {
+constexpr uint64_t kFakeCounterOffset = 3072;
+} // namespace
+
+struct CUctx_st {};
+struct CUmod_st {
+  std::string image;
+};
+struct CUfunc_st {
+  std::string name;
+};
+struct CUevent_st {
+  bool recorded = false;
+};
+struct CUgraphExec_st {
+  std::vector<std::function<void()>> ops;
+};
+
+namespace {
+CUctx_st primaryContext;
+int retained = 0;
+} // namespace
+
+extern "C" {
+
+const char *fakeCudaLog() { return fake::callLog.c_str(); }
+void fakeCudaClearLog() { fake::callLog.clear(); }
+int fakeCudaLive() { return live + retained; }
+
+CUresult CUDAAPI cuDriverGetVersion(int *v) {
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGetErrorName(CUresult e, const char **s) {
+  *s = e == CUDA_ERROR_INVALID_PTX     ? "CUDA_ERROR_INVALID_PTX"
+       : e == CUDA_ERROR_NOT_FOUND     ? "CUDA_ERROR_NOT_FOUND"
+       : e == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+       : e == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+           ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
+           : "CUDA_ERROR_UNKNOWN";
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGetErrorString(CUresult, const char **s) {
+  *s = "fake error";
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuInit(unsigned) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceGetCount(int *n) {
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGet(CUdevice *d, int ordinal) {
+  *d = ordinal;
+  return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice) {
+  std::strncpy(name, "Fake GPU", size_t(len));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
+  const char *env = std::getenv("FAKE_CUDA_SM");
+  int sm = env ? std::atoi(env) : 90;
+  *v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? sm / 10 : sm % 10;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice) {
+  *bytes = size_t(80) << 30;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice) {
+  *c = &primaryContext;
+  ++retained;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) {
+  --retained;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) {
+  return c == &primaryContext ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n,
+                                    CUjit_option *options, void **values) {
+  std::string text(static_cast<const char *>(image));
+  if (text.find("syntax error") != std::string::npos) {
+    for (unsigned i = 0; i < n; ++i)
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+        std::strcpy(static_cast<char *>(values[i]), "ptxas: line 1: oops");
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  *m = new CUmod_st{text};
+  ++live;
+  note("load:" + text);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleUnload(CUmodule m) {
+  delete m;
+  --live;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule, const char *n) {
+  if (n[0] != 'k')
+    return CUDA_ERROR_NOT_FOUND;
+  static std::map<std::string, CUfunc_st> functions;
+  *f = &functions.emplace(n, CUfunc_st{n}).first->second;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t bytes) {
+  *p = CUdeviceptr(uintptr_t(std::malloc(bytes)));
+  std::memset(reinterpret_cast<void *>(uintptr_t(*p)), 0xAB, bytes);
+  ++live;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
+  std::free(reinterpret_cast<void *>(uintptr_t(p)));
+  --live;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemHostAlloc(void **p, size_t bytes, unsigned) {
+  *p = std::malloc(bytes);
+  ++live;
+  note("pinned:" + std::to_string(bytes));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFreeHost(void *p) {
+  std::free(p);
+  --live;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n,
+                                 CUstream s) {
+  if (s->capturing)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  std::memset(reinterpret_cast<void *>(uintptr_t(p)), v, n);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n,
+                                   CUstream s) {
+  if (s->capturing)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  std::memcpy(reinterpret_cast<void *>(uintptr_t(d)), h, n);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n,
+                                   CUstream s) {
+  if (s->capturing)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  std::memcpy(h, reinterpret_cast<void *>(uintptr_t(d)), n);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamCreate(CUstream *s, unsigned flags) {
+  if (flags != CU_STREAM_NON_BLOCKING)
+    return CUDA_ERROR_INVALID_VALUE;
+  *s = new CUstream_st;
+  ++live;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamDestroy(CUstream s) {
+  delete s;
+  --live;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode) {
+  if (s->capturing || mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+    return CUDA_ERROR_INVALID_VALUE;
+  s->capturing = new CUgraph_st;
+  ++live;
+  note("capture");
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamEndCapture(CUstream s, CUgraph *g) {
+  *g = s->capturing;
+  s->capturing = nullptr;
+  return *g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned) {
+  *e = new CUevent_st;
+  ++live;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
+  if (s->capturing)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  e->recorded = true;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventSynchronize(CUevent e) {
+  if (e->recorded)
+    note("wait");
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventDestroy(CUevent e) {
+  delete e;
+  --live;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
+                                unsigned gz, unsigned bx, unsigned by,
+                                unsigned bz, unsigned shared, CUstream s,
+                                void **params, void **extra) {
+  if (gy != 1 || gz != 1 || by != 1 || bz != 1 || shared != 0 || extra ||
+      !params)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUdeviceptr arena = *static_cast<CUdeviceptr *>(params[0]);
+  std::string name =
+      f->name + "<" + std::to_string(gx) + "," + std::to_string(bx) + ">";
+  s->run([arena, name] {
+    note(name);
+    ++*reinterpret_cast<uint32_t *>(uintptr_t(arena + kFakeCounterOffset));
+  });
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g,
+                                             unsigned long long) {
+  *e = new CUgraphExec_st{g->ops};
+  ++live;
+  note("instantiate");
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream s) {
+  if (s->capturing)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  note("graph");
+  for (auto &op : e->ops)
+    op();
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec e) {
+  delete e;
+  --live;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphDestroy(CUgraph g) {
+  delete g;
+  --live;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **fn, int version,
+                                     cuuint64_t,
+                                     CUdriverProcAddressQueryResult *status) {
+#define FAKE_ENTRY(name)                                                       \
+  { #name, reinterpret_cast < void *>(&name) }
+  static const std::map<std::string, void *> table = {
+      FAKE_ENTRY(cuInit),
+      FAKE_ENTRY(cuDeviceGetCount),
+      FAKE_ENTRY(cuDeviceGet),
+      FAKE_ENTRY(cuDeviceGetName),
+      FAKE_ENTRY(cuDeviceGetAttribute),
+      FAKE_ENTRY(cuDeviceTotalMem),
+      FAKE_ENTRY(cuDevicePrimaryCtxRetain),
+      FAKE_ENTRY(cuDevicePrimaryCtxRelease),
+      FAKE_ENTRY(cuCtxSetCurrent),
+      FAKE_ENTRY(cuModuleLoadDataEx),
+      FAKE_ENTRY(cuModuleUnload),
+      FAKE_ENTRY(cuModuleGetFunction),
+      FAKE_ENTRY(cuMemAlloc),
+      FAKE_ENTRY(cuMemFree),
+      FAKE_ENTRY(cuMemsetD8Async),
+      FAKE_ENTRY(cuMemHostAlloc),
+      FAKE_ENTRY(cuMemFreeHost),
+      FAKE_ENTRY(cuMemcpyHtoDAsync),
+      FAKE_ENTRY(cuMemcpyDtoHAsync),
+      FAKE_ENTRY(cuStreamCreate),
+      FAKE_ENTRY(cuStreamDestroy),
+      FAKE_ENTRY(cuStreamSynchronize),
+      FAKE_ENTRY(cuStreamBeginCapture),
+      FAKE_ENTRY(cuStreamEndCapture),
+      FAKE_ENTRY(cuEventCreate),
+      FAKE_ENTRY(cuEventRecord),
+      FAKE_ENTRY(cuEventSynchronize),
+      FAKE_ENTRY(cuEventDestroy),
+      FAKE_ENTRY(cuLaunchKernel),
+      FAKE_ENTRY(cuGraphInstantiateWithFlags),
+      FAKE_ENTRY(cuGraphLaunch),
+      FAKE_ENTRY(cuGraphExecDestroy),
+      FAKE_ENTRY(cuGraphDestroy)};
+#undef FAKE_ENTRY
+  auto it = table.find(symbol);
+  *fn = it != table.end() && version == 13000 ? it->second : nullptr;
+  *status =
+      *fn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_SUCCESS;
+}
+
+} // extern "C"
