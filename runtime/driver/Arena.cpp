@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -42,6 +43,77 @@ void Arena::writeElement(const BufferInfo &b, uint64_t i, double value) {
   }
   float v = float(value);
   std::memcpy(at(b) + i * sizeof v, &v, sizeof v);
+}
+
+namespace {
+
+/// The phase of the buffers a function of `kind` reads and writes.
+Phase phaseOf(FunctionKind kind) {
+  switch (kind) {
+  case FunctionKind::Eval:
+    return Phase::Eval;
+  case FunctionKind::Infer:
+    return Phase::Infer;
+  default:
+    return Phase::Train;
+  }
+}
+
+} // namespace
+
+Status Arena::useDevice(std::unique_ptr<cuda::Device> device,
+                        const Manifest &m) {
+  functions_.clear();
+  for (size_t i = 0; i < m.functions.size(); ++i) {
+    const FunctionInfo &f = m.functions[i];
+    DeviceFunction d{f.fn, i, {}, {}};
+    Phase phase = phaseOf(f.kind);
+    for (const BufferInfo &b : m.buffers) {
+      if (b.entry != f.entry || !b.bytes)
+        continue;
+      bool input = b.role == Role::Input && b.phase == phase &&
+                   f.kind != FunctionKind::Update;
+      if (input || b.role == Role::Hyper)
+        d.in.push_back({b.offset, b.bytes});
+      else if (b.role == Role::Output && b.phase == phase)
+        d.out.push_back({b.offset, b.bytes});
+    }
+    functions_.push_back(std::move(d));
+  }
+  device_ = std::move(device);
+  persistentBytes_ = m.persistentBytes;
+  return pushPersistent();
+}
+
+Status Arena::call(modelc_fn fn) {
+  if (!device_) {
+    fn(data_.get());
+    return Status();
+  }
+  auto f = std::find_if(functions_.begin(), functions_.end(),
+                        [&](const DeviceFunction &d) { return d.fn == fn; });
+  if (f == functions_.end())
+    return Status::error("internal error: a function the manifest does not "
+                         "list",
+                         kExitInternal);
+  for (const Range &r : f->in)
+    MODELC_RETURN_IF_ERROR(device_->upload(r.offset, at(r.offset), r.bytes));
+  MODELC_RETURN_IF_ERROR(device_->run(f->index));
+  for (const Range &r : f->out)
+    MODELC_RETURN_IF_ERROR(device_->download(r.offset, at(r.offset), r.bytes));
+  return Status();
+}
+
+Status Arena::pushPersistent() {
+  if (!device_ || !persistentBytes_)
+    return Status();
+  return device_->upload(0, data_.get(), persistentBytes_);
+}
+
+Status Arena::pullPersistent() {
+  if (!device_ || !persistentBytes_)
+    return Status();
+  return device_->download(0, data_.get(), persistentBytes_);
 }
 
 } // namespace modelc::rt

@@ -12,8 +12,8 @@ namespace modelc::rt {
 
 namespace {
 
-const char *const kCommands[] = {"train", "eval", "infer", "describe",
-                                 "gradcheck"};
+const char *const kCommands[] = {"train",     "eval",       "infer",
+                                 "describe",  "gradcheck", "kernelcheck"};
 
 void addDeviceOptions(CLI::App &cmd, CommandLine &cl) {
   cmd.add_flag("--cpu", cl.cpu, "Run on the CPU (the default of this build)");
@@ -102,6 +102,22 @@ void defineInfer(CLI::App &app, CommandLine &cl, RawLists &raw) {
       ->required();
 }
 
+// A developer command: not in spec §10 (docs/runtime/cli.md, Kernelcheck).
+void defineKernelcheck(CLI::App &app, CommandLine &cl) {
+  CLI::App *k = app.add_subcommand(
+      "kernelcheck", "(developer) Run every GPU kernel and GEMM against its "
+                     "CPU counterpart");
+  k->add_option("--gpus", cl.gpus, "The GPU: 1 (GPU 0) or I, (GPU I)");
+  k->add_option("--seed", cl.seed, "Seed of the initialisers and inputs")
+      ->check(CLI::Range(uint64_t(0), uint64_t(1) << 53));
+  k->add_option("--rtol", cl.rtol, "Relative tolerance")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  k->add_option("--atol", cl.atol, "Absolute tolerance")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
+
 // A developer command: not in spec §10 (docs/runtime/cli.md, Gradcheck).
 void defineGradcheck(CLI::App &app, CommandLine &cl, RawLists &raw) {
   CLI::App *g = app.add_subcommand(
@@ -148,6 +164,7 @@ Result<CommandLine> parseCommandLine(const std::string &programName,
   CLI::App *d = app.add_subcommand("describe", "Entries, parameters, memory");
   d->add_flag("--json", cl.json, "Print JSON");
   defineGradcheck(app, cl, raw);
+  defineKernelcheck(app, cl);
 
   // CLI11 parses the arguments in reverse order.
   std::reverse(args.begin(), args.end());
@@ -166,13 +183,16 @@ Result<CommandLine> parseCommandLine(const std::string &programName,
                : name == "eval"      ? Command::Eval
                : name == "infer"     ? Command::Infer
                : name == "gradcheck" ? Command::Gradcheck
-                                     : Command::Describe;
+               : name == "kernelcheck" ? Command::Kernelcheck
+                                       : Command::Describe;
   CLI::App *train = app.get_subcommand("train");
   cl.resume = train->count("--resume") > 0;
   if (cl.steps && cl.epochs)
     return Status::error("--steps and --epochs: give one of them");
   if (!std::isfinite(cl.stepSize) || !std::isfinite(cl.tolerance))
     return Status::error("--step-size and --tolerance must be finite");
+  if (!std::isfinite(cl.rtol) || !std::isfinite(cl.atol))
+    return Status::error("--rtol and --atol must be finite");
 
   Result<std::vector<FieldPath>> data = fieldPaths("--data", raw.data);
   Result<std::vector<FieldPath>> evalData =

@@ -12,7 +12,7 @@
 
 namespace modelc::rt {
 
-enum class Command { Train, Eval, Infer, Describe, Gradcheck, Help };
+enum class Command { Train, Eval, Infer, Describe, Gradcheck, Kernelcheck, Help };
 
 /// `--data FIELD=PATH`, `--eval-data FIELD=PATH`, `--input NAME=PATH`.
 struct FieldPath {
@@ -41,6 +41,9 @@ struct CommandLine {
   // error, and the most elements checked per parameter.
   double stepSize = 1e-6, tolerance = 1e-6;
   int64_t maxElements = 64;
+  // kernelcheck: an element passes when |gpu - cpu| <= atol + rtol *
+  // max(|gpu|, |cpu|).
+  double rtol = 1e-4, atol = 1e-5;
 };
 
 /// Parses `args` (without the program name). `--help` anywhere gives

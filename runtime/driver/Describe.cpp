@@ -115,6 +115,26 @@ void describeInfer(const Manifest &m, const InferInfo &e, std::ostream &out) {
   out << "\n";
 }
 
+size_t gpuKernelCount(const modelc::manifest::GpuProgram &gpu) {
+  return gpu.kernels() ? gpu.kernels()->size() : 0;
+}
+
+/// "sm_80 (PTX 12.3 KiB), sm_90 (cubin 20.1 KiB)".
+std::string gpuImagesText(const modelc::manifest::GpuProgram &gpu) {
+  std::string text;
+  if (gpu.images())
+    for (const modelc::manifest::GpuImage *image : *gpu.images()) {
+      size_t bytes = image->data() ? image->data()->size() : 0;
+      text += fmt::format(
+          "{}{} ({} {})", text.empty() ? "" : ", ",
+          image->arch() ? image->arch()->str() : "?",
+          image->kind() == modelc::manifest::GpuImageKind::Cubin ? "cubin"
+                                                                 : "PTX",
+          formatBytes(bytes));
+    }
+  return text.empty() ? "none" : text;
+}
+
 } // namespace
 
 void describeText(const Manifest &m, std::ostream &out) {
@@ -154,6 +174,15 @@ void describeText(const Manifest &m, std::ostream &out) {
                      "  persistent  {} ({} bytes)\n",
                      formatBytes(m.arenaBytes), m.arenaBytes,
                      formatBytes(m.persistentBytes), m.persistentBytes);
+  if (const modelc::manifest::GpuProgram *gpu = m.gpuProgram()) {
+    out << fmt::format("\nmemory plan (GPU)\n  arena       {} ({} bytes)\n"
+                       "  workspace   {} ({} bytes, cuBLASLt)\n",
+                       formatBytes(gpu->arena_bytes()), gpu->arena_bytes(),
+                       formatBytes(gpu->workspace_bytes()),
+                       gpu->workspace_bytes());
+    out << fmt::format("  kernels     {}\n", gpuKernelCount(*gpu));
+    out << "  images      " << gpuImagesText(*gpu) << "\n";
+  }
 }
 
 void describeJson(const Manifest &m, std::ostream &out) {
@@ -236,6 +265,22 @@ void describeJson(const Manifest &m, std::ostream &out) {
   j["memory"] = {{"device", "cpu"},
                  {"arena_bytes", m.arenaBytes},
                  {"persistent_bytes", m.persistentBytes}};
+  if (const modelc::manifest::GpuProgram *gpu = m.gpuProgram()) {
+    Json images = Json::array();
+    if (gpu->images())
+      for (const modelc::manifest::GpuImage *image : *gpu->images())
+        images.push_back(
+            {{"arch", image->arch() ? image->arch()->str() : ""},
+             {"kind", image->kind() == modelc::manifest::GpuImageKind::Cubin
+                          ? "cubin"
+                          : "ptx"},
+             {"bytes", image->data() ? image->data()->size() : 0}});
+    j["gpu"] = {{"arena_bytes", gpu->arena_bytes()},
+                {"workspace_bytes", gpu->workspace_bytes()},
+                {"persistent_bytes", m.persistentBytes},
+                {"kernels", gpuKernelCount(*gpu)},
+                {"images", images}};
+  }
   out << j.dump(2) << "\n";
 }
 

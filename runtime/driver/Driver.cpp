@@ -6,6 +6,7 @@
 #include "runtime/driver/Evaluate.h"
 #include "runtime/driver/Gradcheck.h"
 #include "runtime/driver/Infer.h"
+#include "runtime/driver/Kernelcheck.h"
 #include "runtime/driver/Trainer.h"
 
 #include <iostream>
@@ -14,36 +15,6 @@
 namespace modelc::rt {
 
 namespace {
-
-std::string joined(const std::vector<std::string> &v) {
-  std::string out;
-  for (const std::string &s : v)
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-// This build runs on the CPU only (spec §10 `--gpus`, `--ranks`).
-Status checkDevices(const CommandLine &cl, const Manifest &m) {
-  if (cl.gpus) {
-    if (cl.cpu)
-      return Status::error("--cpu and --gpus: choose one");
-    if (!m.hasTarget("cuda"))
-      return Status::error("--gpus " + *cl.gpus +
-                           ": this program was built without the CUDA target "
-                           "(targets: " +
-                           joined(m.targets) +
-                           "); run it on the CPU (the default), or rebuild "
-                           "it with modelc --target cuda,cpu");
-    return Status::error("--gpus " + *cl.gpus +
-                         ": this runtime has no GPU backend yet; run on the "
-                         "CPU (the default)");
-  }
-  if (cl.ranks != 1)
-    return Status::error("--ranks " + std::to_string(cl.ranks) +
-                         ": this runtime runs one CPU rank; data-parallel "
-                         "CPU ranks are not supported yet");
-  return Status();
-}
 
 Status dispatch(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   switch (cl.command) {
@@ -54,16 +25,15 @@ Status dispatch(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
       describeText(m, io.out);
     return Status();
   case Command::Train:
-    MODELC_RETURN_IF_ERROR(checkDevices(cl, m));
     return runTraining(m, cl, io);
   case Command::Eval:
-    MODELC_RETURN_IF_ERROR(checkDevices(cl, m));
     return runEvaluation(m, cl, io);
   case Command::Infer:
-    MODELC_RETURN_IF_ERROR(checkDevices(cl, m));
     return runInference(m, cl, io);
   case Command::Gradcheck:
     return runGradcheck(m, cl, io);
+  case Command::Kernelcheck:
+    return runKernelcheck(m, cl, io);
   case Command::Help:
     io.out << cl.help;
     return Status();
@@ -82,6 +52,10 @@ int runProgram(int argc, const char *const *argv, const ProgramImage &image,
     Result<Manifest> manifest =
         Manifest::load(image.manifest, image.manifestSize, image.functions,
                        image.numFunctions);
+    if (manifest) {
+      manifest->cpuKernels = image.cpuKernels;
+      manifest->numCpuKernels = image.numCpuKernels;
+    }
     Result<CommandLine> cl =
         manifest ? parseCommandLine(
                        name, std::vector<std::string>(argv + 1, argv + argc))

@@ -18,6 +18,9 @@ struct ProgramImage {
   size_t manifestSize;
   const modelc_fn *functions;
   size_t numFunctions;
+  /// modelc_cpu_kernels: only the kernelcheck command uses them.
+  const modelc_fn *cpuKernels = nullptr;
+  size_t numCpuKernels = 0;
 };
 
 /// Runs the program and returns its exit status (spec §10): 0, 1 internal

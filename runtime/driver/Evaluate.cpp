@@ -2,6 +2,8 @@
 // command.
 #include "runtime/driver/Evaluate.h"
 
+#include "runtime/driver/Devices.h"
+
 #include "runtime/driver/Weights.h"
 
 #include <fmt/format.h>
@@ -59,14 +61,14 @@ int64_t Evaluator::batches(int64_t steps) const {
   return steps > 0 ? std::min(steps, full) : full;
 }
 
-std::vector<double> Evaluator::run(Arena &arena, int64_t steps) const {
+Result<std::vector<double>> Evaluator::run(Arena &arena, int64_t steps) const {
   std::vector<double> sums(outputs_.size(), 0.0);
   std::vector<int64_t> indices(static_cast<size_t>(batch_));
   int64_t n = batches(steps);
   for (int64_t b = 0; b < n; ++b) {
     std::iota(indices.begin(), indices.end(), b * batch_);
     data_.load(indices.data(), arena);
-    arena.call(fn_);
+    MODELC_RETURN_IF_ERROR(arena.call(fn_));
     for (size_t i = 0; i < outputs_.size(); ++i)
       sums[i] += arena.readScalar(*outputs_[i]);
   }
@@ -83,6 +85,9 @@ Status runEvaluation(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   Result<RunSettings> settings = resolveSettings(e, cl.sets, cl.seed);
   if (!settings)
     return settings.status();
+  Result<DeviceChoice> device = chooseDevice(cl, m);
+  if (!device)
+    return device.status();
   Result<Evaluator> evaluator =
       Evaluator::open(m, e, cl.evalData, cl.data, true);
   if (!evaluator)
@@ -99,10 +104,15 @@ Status runEvaluation(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   MODELC_RETURN_IF_ERROR(
       loadTensors(cl.weights, parameterBuffers(m), *arena, "parameters"));
   hypers->write(StepCounters(), *arena);
-  io.err << fmt::format("eval {}: data set '{}', {} batches of {}\n", e.name,
-                        evaluator->dataName(),
+  MODELC_RETURN_IF_ERROR(useDevice(*device, m, *arena, io));
+  io.err << fmt::format("eval {}: {}, data set '{}', {} batches of {}\n",
+                        e.name, deviceText(*arena), evaluator->dataName(),
                         evaluator->batches(settings->evalSteps), e.batch);
-  log->eval(std::nullopt, evaluator->run(*arena, settings->evalSteps));
+  Result<std::vector<double>> averages =
+      evaluator->run(*arena, settings->evalSteps);
+  if (!averages)
+    return averages.status();
+  log->eval(std::nullopt, *averages);
   return Status();
 }
 

@@ -22,7 +22,7 @@ public:
 
   /// Averages of "loss" and each metric over min(steps, full batches)
   /// batches (all full batches when steps is 0).
-  std::vector<double> run(Arena &arena, int64_t steps) const;
+  Result<std::vector<double>> run(Arena &arena, int64_t steps) const;
 
   int64_t batches(int64_t steps) const;
   const std::string &dataName() const { return data_.name(); }

@@ -3,6 +3,8 @@
 // batch with zero padding, and writes the outputs without the padding.
 #include "runtime/driver/Infer.h"
 
+#include "runtime/driver/Devices.h"
+
 #include "runtime/driver/Arena.h"
 #include "runtime/driver/Weights.h"
 #include "runtime/io/Npy.h"
@@ -167,11 +169,15 @@ Status runInference(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   if (!arrays)
     return arrays.status();
 
+  Result<DeviceChoice> device = chooseDevice(cl, m);
+  if (!device)
+    return device.status();
   Result<Arena> arena = Arena::allocate(m.arenaBytes);
   if (!arena)
     return arena.status();
   MODELC_RETURN_IF_ERROR(
       loadTensors(cl.weights, parameterBuffers(m), *arena, "parameters"));
+  MODELC_RETURN_IF_ERROR(useDevice(*device, m, *arena, io));
 
   std::vector<std::vector<uint8_t>> results;
   for (const BufferInfo *b : *outputs)
@@ -185,7 +191,7 @@ Status runInference(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
       std::memcpy(arena->at(b), (*arrays)[i].bytes.data() + start * rowBytes,
                   size_t(n) * rowBytes);
     }
-    arena->call(fn);
+    MODELC_RETURN_IF_ERROR(arena->call(fn));
     for (size_t i = 0; i < outputs->size(); ++i) {
       const BufferInfo &b = *(*outputs)[i];
       size_t rowBytes = size_t(b.bytes / uint64_t(e.batch));
@@ -194,9 +200,9 @@ Status runInference(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
     }
   }
   MODELC_RETURN_IF_ERROR(writeOutputs(cl.output, e, *outputs, results, rows));
-  io.err << fmt::format("infer {}: {} rows in {} batches of {} -> {}\n", e.name,
-                        rows, (rows + e.batch - 1) / e.batch, e.batch,
-                        cl.output);
+  io.err << fmt::format("infer {}: {}, {} rows in {} batches of {} -> {}\n",
+                        e.name, deviceText(*arena), rows,
+                        (rows + e.batch - 1) / e.batch, e.batch, cl.output);
   return Status();
 }
 

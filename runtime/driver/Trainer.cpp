@@ -2,7 +2,7 @@
 // micro-batches of one global batch, then update (docs/pipeline.md).
 #include "runtime/driver/Trainer.h"
 
-#include "runtime/cpu/Gemm.h"
+#include "runtime/driver/Devices.h"
 #include "runtime/data/BatchOrder.h"
 #include "runtime/driver/Initializers.h"
 #include "runtime/driver/Signals.h"
@@ -22,18 +22,24 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
-                 ProgramIO &io) {
+                 const Arena &arena, ProgramIO &io) {
   const TrainInfo &e = *p.entry;
   io.err << fmt::format("{} (source {})\n", m.sourceName,
                         m.sourceHash.substr(0, 12));
   io.err << fmt::format(
-      "train {}: CPU ({} BLAS threads), batch {} x accumulate {} x ranks {}, "
+      "train {}: {}, batch {} x accumulate {} x ranks {}, "
       "{} steps ({} per epoch of {} samples)\n",
-      e.name, gemmThreadCount(), e.batch, e.accumulate, cl.ranks, p.totalSteps,
+      e.name, deviceText(arena), e.batch, e.accumulate, cl.ranks, p.totalSteps,
       p.stepsPerEpoch, p.data->numSamples());
-  io.err << fmt::format("parameters {}, arena {} planned\n",
-                        formatCount(m.parameterCount()),
-                        formatBytes(m.arenaBytes));
+  if (const cuda::Device *d = arena.device())
+    io.err << fmt::format("parameters {}, arena {} planned on the GPU ({} "
+                          "kernels)\n",
+                          formatCount(m.parameterCount()),
+                          formatBytes(d->arenaBytes()), d->kernelCount());
+  else
+    io.err << fmt::format("parameters {}, arena {} planned\n",
+                          formatCount(m.parameterCount()),
+                          formatBytes(m.arenaBytes));
   if (!p.checkpoint.resumeFrom.empty())
     io.err << "resuming from " << p.checkpoint.resumeFrom << "\n";
 }
@@ -74,7 +80,7 @@ private:
   Status runStep(int64_t s);
   Status checkpoint(int64_t s, uint64_t counter, int64_t epoch,
                     int64_t batchInEpoch);
-  void evaluate(int64_t s);
+  Status evaluate(int64_t s);
 
   const TrainPlan &p_;
   std::string sourceHash_;
@@ -100,6 +106,7 @@ Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
   state.entry = p_.entry->name;
   state.totalSteps = p_.totalSteps;
   state.seed = p_.settings.seed;
+  MODELC_RETURN_IF_ERROR(arena_.pullPersistent());
   Result<std::string> dir = writeCheckpoint(
       p_.checkpoint.dir, state, p_.tensors, arena_, p_.checkpoint.keep);
   if (!dir)
@@ -109,9 +116,14 @@ Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
   return Status();
 }
 
-void TrainLoop::evaluate(int64_t s) {
-  log_.eval(s, p_.evaluator->run(arena_, p_.settings.evalSteps));
+Status TrainLoop::evaluate(int64_t s) {
+  Result<std::vector<double>> averages =
+      p_.evaluator->run(arena_, p_.settings.evalSteps);
+  if (!averages)
+    return averages.status();
+  log_.eval(s, *averages);
   lastEval_ = s;
+  return Status();
 }
 
 Status TrainLoop::runStep(int64_t s) {
@@ -124,7 +136,7 @@ Status TrainLoop::runStep(int64_t s) {
   for (int64_t a = 0; a < e.accumulate; ++a) {
     p_.data->load(global + a * e.batch, arena_);
     p_.hypers->writeRngCounter(++counter_, arena_);
-    arena_.call(p_.fwdBwd);
+    MODELC_RETURN_IF_ERROR(arena_.call(p_.fwdBwd));
     for (size_t i = 0; i < sums.size(); ++i)
       sums[i] += arena_.readScalar(*p_.outputs[i]);
   }
@@ -143,7 +155,7 @@ Status TrainLoop::runStep(int64_t s) {
                                      s, sums[0], saved),
                          kExitDiverged);
   }
-  arena_.call(p_.update);
+  MODELC_RETURN_IF_ERROR(arena_.call(p_.update));
   trainSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   samplesSinceLog_ += p_.globalBatch;
 
@@ -166,7 +178,7 @@ Status TrainLoop::runStep(int64_t s) {
   int64_t evalEvery = p_.settings.evalEvery;
   if (p_.evaluator && ((evalEvery > 0 && s % evalEvery == 0) ||
                        (evalEvery == 0 && order_.batchInEpoch() == 0)))
-    evaluate(s);
+    MODELC_RETURN_IF_ERROR(evaluate(s));
   if (p_.checkpoint.every > 0 && s % p_.checkpoint.every == 0)
     MODELC_RETURN_IF_ERROR(
         checkpoint(s, counter_, order_.epoch(), order_.batchInEpoch()));
@@ -196,7 +208,7 @@ Status TrainLoop::run() {
     }
   }
   if (p_.evaluator && lastEval_ != p_.totalSteps)
-    evaluate(p_.totalSteps);
+    MODELC_RETURN_IF_ERROR(evaluate(p_.totalSteps));
   log_.finish();
   if (!p_.checkpoint.dir.empty() && lastCheckpoint_ != p_.totalSteps)
     MODELC_RETURN_IF_ERROR(checkpoint(p_.totalSteps, counter_, order_.epoch(),
@@ -207,6 +219,9 @@ Status TrainLoop::run() {
 } // namespace
 
 Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
+  Result<DeviceChoice> device = chooseDevice(cl, m);
+  if (!device)
+    return device.status();
   Result<TrainPlan> plan = planTraining(m, cl);
   if (!plan)
     return plan.status();
@@ -226,9 +241,11 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   TrainLoop loop(*plan, m.sourceHash, *arena, *log);
   if (resuming)
     MODELC_RETURN_IF_ERROR(loop.resume());
-  printBanner(m, *plan, cl, io);
+  MODELC_RETURN_IF_ERROR(useDevice(*device, m, *arena, io));
+  printBanner(m, *plan, cl, *arena, io);
   MODELC_RETURN_IF_ERROR(loop.run());
   if (!cl.save.empty()) {
+    MODELC_RETURN_IF_ERROR(arena->pullPersistent());
     MODELC_RETURN_IF_ERROR(saveTensors(cl.save, plan->tensors.params, *arena));
     io.err << "saved the parameters to " << cl.save << "\n";
   }

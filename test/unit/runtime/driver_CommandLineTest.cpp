@@ -1,6 +1,7 @@
 // The program's command line (spec §10): what each command parses to, and
 // every usage error exiting 2 with one message that names the problem.
 #include "driver_TestProgram.h"
+#include "runtime/driver/Devices.h"
 
 #include "runtime/driver/CommandLine.h"
 
@@ -98,10 +99,65 @@ TEST_F(DriverUsage, DevicesThisBuildDoesNotHave) {
               "this program was built without the CUDA target");
   expectUsage({"--gpus", "0"},
               "this program was built without the CUDA target");
-  options.targets = {"cuda", "cpu"};
-  expectUsage({"--gpus", "all"}, "no GPU backend");
   expectUsage({"--cpu", "--gpus", "0"}, "--cpu and --gpus");
   expectUsage({"--cpu", "--ranks", "2"}, "--ranks 2");
+  options.targets = {"cuda"};
+  options.withGpu = true;
+  expectUsage({"--cpu"}, "this program was built without the CPU target");
+}
+
+// A cuda,cpu program on a machine without a CUDA driver (forced with
+// MODELC_LIBCUDA, so that this also holds on a GPU machine).
+class DriverWithoutGpu : public DriverUsage {
+protected:
+  void SetUp() override {
+    DriverUsage::SetUp();
+    ::setenv("MODELC_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    options.targets = {"cuda", "cpu"};
+    options.withGpu = true;
+  }
+  void TearDown() override {
+    ::unsetenv("MODELC_LIBCUDA");
+    DriverUsage::TearDown();
+  }
+};
+
+TEST_F(DriverWithoutGpu, GpusIsAUsageError) {
+  expectUsage({"--gpus", "1"}, "--gpus 1: no CUDA driver");
+  expectUsage({"--gpus", "1"}, "run with --cpu to train on the CPU");
+  expectUsage({"eval", "--gpus", "1", "--weights", "w.safetensors"},
+              "--gpus 1: no CUDA driver");
+  expectUsage({"--gpus", "0"}, "no GPUs asked; use --cpu");
+  expectUsage({"--gpus", "x"}, "--gpus x: not a number");
+  expectUsage({"--gpus", "0,0"}, "GPU 0 is named twice");
+}
+
+TEST_F(DriverWithoutGpu, DefaultRunsOnTheCpuAfterANotice) {
+  options.steps = 2;
+  RunResult r = run({});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: no CUDA driver"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; running on the CPU\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("train fit: CPU ("), std::string::npos) << r.err;
+  // --cpu asks for the CPU: no notice.
+  r = run({"--cpu"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("note:"), std::string::npos) << r.err;
+}
+
+TEST(GpuList, Parses) {
+  auto list = [](const std::string &text, int devices) {
+    Result<std::vector<int>> r = parseGpuList(text, devices);
+    return r ? *r : std::vector<int>{-1};
+  };
+  EXPECT_EQ(list("1", 8), std::vector<int>({0}));
+  EXPECT_EQ(list("3", 8), std::vector<int>({0, 1, 2}));
+  EXPECT_EQ(list("2,", 8), std::vector<int>({2}));
+  EXPECT_EQ(list("0,2,3", 8), std::vector<int>({0, 2, 3}));
+  EXPECT_EQ(list("all", 2), std::vector<int>({0, 1}));
+  EXPECT_EQ(list("all", 0), std::vector<int>());
+  for (const char *bad : {"0", "", ",", "a", "1,a", "-1", "1,1", "1.5"})
+    EXPECT_FALSE(parseGpuList(bad, 8).ok()) << bad;
 }
 
 TEST_F(DriverUsage, SetListsTheValidKeys) {

@@ -53,5 +53,31 @@ TEST_F(DriverTest, DescribeJson) {
             j["memory"]["persistent_bytes"].get<uint64_t>());
 }
 
+// A cuda,cpu program: the GPU's memory plan, kernel count and images too.
+TEST_F(DriverTest, DescribeGpu) {
+  options.targets = {"cuda", "cpu"};
+  options.withGpu = true;
+  RunResult r = run({"describe"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const std::string &expected :
+       {std::string("targets cuda, cpu\n"),
+        std::string("memory plan (GPU)\n  arena       "),
+        std::string("  workspace   1.0 KiB (1024 bytes, cuBLASLt)\n"),
+        std::string("  kernels     0\n"),
+        std::string("  images      sm_80 (PTX ")})
+    EXPECT_NE(r.out.find(expected), std::string::npos)
+        << "missing: " << expected << "\nin:\n"
+        << r.out;
+  r = run({"describe", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpu"]["workspace_bytes"], 1024);
+  EXPECT_EQ(j["gpu"]["kernels"], 0);
+  EXPECT_EQ(j["gpu"]["images"][0]["arch"], "sm_80");
+  EXPECT_EQ(j["gpu"]["images"][0]["kind"], "ptx");
+  EXPECT_GT(j["gpu"]["arena_bytes"].get<uint64_t>(),
+            j["memory"]["arena_bytes"].get<uint64_t>());
+}
+
 } // namespace
 } // namespace modelc::rt::test

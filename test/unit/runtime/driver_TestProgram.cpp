@@ -298,9 +298,31 @@ std::vector<uint8_t> buildManifest(const ProgramOptions &o) {
   std::vector<flatbuffers::Offset<flatbuffers::String>> targets;
   for (const std::string &t : o.targets)
     targets.push_back(fbb.CreateString(t));
+  // A GPU section as modelc writes one for the cuda target: one step-less
+  // function per function, a PTX image without kernels.
+  flatbuffers::Offset<fb::GpuProgram> gpu = 0;
+  if (o.withGpu) {
+    std::vector<flatbuffers::Offset<fb::GpuFunction>> gpuFunctions;
+    std::vector<const char *> symbols = {"fit.fwd_bwd", "fit.update",
+                                         "predict.infer", "predict1.infer"};
+    if (o.withEval)
+      symbols.push_back("fit.eval");
+    for (const char *symbol : symbols)
+      gpuFunctions.push_back(fb::CreateGpuFunctionDirect(fbb, symbol));
+    std::string ptx = ".version 7.0\n.target sm_80\n.address_size 64\n";
+    std::vector<uint8_t> ptxBytes(ptx.begin(), ptx.end());
+    std::vector<flatbuffers::Offset<fb::GpuImage>> images{
+        fb::CreateGpuImageDirect(fbb, "sm_80", fb::GpuImageKind::Ptx,
+                                 &ptxBytes)};
+    std::vector<flatbuffers::Offset<fb::GpuKernel>> kernels;
+    uint64_t workspace = (offset + 256 + 255) / 256 * 256;
+    gpu = fb::CreateGpuProgramDirect(fbb, workspace + 1024, workspace, 1024,
+                                     &images, &kernels, &gpuFunctions);
+  }
   fbb.Finish(fb::CreateProgramDirect(
       fbb, 1, "linear.mdl", o.sourceHash.c_str(), &targets, offset + 256,
-      persistent, &train, &infer, &params, &datasets, &buffers, &functions));
+      persistent, &train, &infer, &params, &datasets, &buffers, &functions,
+      gpu));
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 

@@ -30,6 +30,9 @@ struct ProgramOptions {
   std::string trainX, trainY, evalX, evalY; // .npy paths
   std::string sourceHash = "5e1f00d5a3c1b2e4f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b";
   std::vector<std::string> targets = {"cpu"};
+  /// Adds a GPU section (GpuProgram) like the cuda target's; put "cuda" in
+  /// `targets` too.
+  bool withGpu = false;
   /// As `modelc --widen-f64` compiles it: parameters, gradients, optimizer
   /// state and outputs are f64; inputs stay f32.
   bool f64 = false;
