@@ -23,7 +23,6 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = ["fashion_mlp", "lenet", "char_gpt", "gpt2_small"]
-DATA = "/usr/share/datasets/fashion-mnist"
 
 
 def compile_example(modelc, name, out):
@@ -57,40 +56,8 @@ def modelc_throughput(program, steps, threads):
 
 def torch_throughput(model_name, steps, threads):
     """samples/s of the same model and recipe in PyTorch eager."""
-    import numpy as np
-    import torch
-    sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
-    from idx_np import read_idx
-    torch.set_num_threads(threads)
-    torch.manual_seed(0)
-    images = torch.from_numpy(
-        read_idx(os.path.join(DATA, "train-images-idx3-ubyte.gz")).astype(np.float32) / 255.0)
-    labels = torch.from_numpy(
-        read_idx(os.path.join(DATA, "train-labels-idx1-ubyte.gz")).astype(np.int64))
-    nn = torch.nn
-    if model_name == "mlp":
-        batch = 128
-        model = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
-    else:
-        batch = 64
-        model = nn.Sequential(
-            nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-            nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
-        images = images.reshape(-1, 1, 28, 28)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    warmup = 10
-    start = None
-    for step in range(steps + warmup):
-        if step == warmup:
-            start = time.perf_counter()
-        i = (step * batch) % (len(images) - batch)
-        x, y = images[i:i + batch], labels[i:i + batch]
-        loss = nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    return steps * batch / (time.perf_counter() - start)
+    import torch_models
+    return torch_models.throughput(model_name, steps, threads=threads)
 
 
 def main():

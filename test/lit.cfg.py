@@ -40,5 +40,13 @@ config.substitutions.append(("%python", find_python()))
 # GPU-only tests say `REQUIRES: cuda-device`; they are skipped without one.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda-device")
-if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+elif not getattr(lit_config, "modelc_gpu_note_printed", False):
+    # One visible line per lit run (this file is loaded per test suite).
+    lit_config.modelc_gpu_note_printed = True
+    lit_config.note("GPU suite (test/GPU, REQUIRES: cuda-device): skipped: "
+                    "no CUDA device")
+# %ptxas: the ptxas that modelc would find (PATH, then /usr/local/cuda/bin).
+ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+if os.path.exists(ptxas):
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

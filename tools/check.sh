@@ -20,7 +20,7 @@ count() {
 }
 passed=$(( $(count Passed) + $(count "Expectedly Failed") ))
 failed=$(( $(count Failed) + $(count "Unexpectedly Passed") + $(count Unresolved) + $(count "Timed Out") ))
-skipped=$(count Unsupported)
+skipped=$(( $(count Unsupported) + $(count Skipped) ))
 rm -f "$log"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$status" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The GPU machine's one prepared script (docs/runtime/cuda.md, "Checking on
+# a GPU"): builds nothing. Here, on the build machine:
+#   bench/prepare_gpu_check.sh          # modelc builds gpu-out/ (programs, data)
+# then on the GPU machine, from the repository root with gpu-out/ carried:
+#   bench/gpu_check.sh [OUT_DIR]
+# It prints and writes to OUT_DIR/report.txt: the device, each program's
+# describe, the GPU suite (GPU vs CPU training, infer, every kernel), the
+# MLP's test accuracy after spec §1's recipe on the GPU, and
+# bench/gpu_train.py's JSON against PyTorch eager.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-${OUT:-/tmp/gpu-check}}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/report.txt") 2>&1
+G=gpu-out
+D=$G/data
+PY=$(command -v python3)
+FASHION=(--data image=$D/train-images-idx3-ubyte.gz --data label=$D/train-labels-idx1-ubyte.gz
+         --eval-data image=$D/t10k-images-idx3-ubyte.gz --eval-data label=$D/t10k-labels-idx1-ubyte.gz)
+TEXT=(--data tokens=$D/GPL-3 --eval-data tokens=$D/GPL-2)
+[ -x $G/fashion_mlp ] || tar -C $G -xJf $G/programs.tar.xz
+status=0
+step() { echo; echo "=== $* ($(date +%T))"; }
+check() { "$@" || { echo "FAILED: $*"; status=1; }; }
+
+step device
+nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+ldd $G/fashion_mlp | sed 's/^/  /'
+
+for p in fashion_mlp lenet char_gpt; do
+  step "describe $p"; check $G/$p describe | sed -n '/^targets/p;/memory plan/,$p'
+done
+
+step "GPU suite: training GPU vs CPU"
+check timeout 300 $PY test/GPU/gpu_suite.py train $G/fashion_mlp --steps 50 --rtol 2e-3 "${FASHION[@]}"
+check timeout 300 $PY test/GPU/gpu_suite.py train $G/lenet --steps 30 --rtol 2e-3 "${FASHION[@]}"
+check timeout 300 $PY test/GPU/gpu_suite.py train $G/char_gpt --steps 10 --rtol 5e-3 "${TEXT[@]}"
+
+step "GPU suite: infer GPU vs CPU"
+check timeout 120 $G/fashion_mlp --cpu --steps 20 --save /tmp/gc-w.safetensors "${FASHION[@]}" > /dev/null
+$PY test/E2E/Inputs/make_data.py /tmp/gc-x.npy u8 130,28,28 --low 0 --high 256 --seed 6
+check timeout 120 $PY test/GPU/gpu_suite.py infer $G/fashion_mlp --weights /tmp/gc-w.safetensors --input image=/tmp/gc-x.npy
+
+step "GPU suite: every kernel vs the CPU"
+for p in fashion_mlp lenet char_gpt; do check timeout 300 $PY test/GPU/gpu_suite.py kernels $G/$p; done
+
+step "fashion_mlp, spec §1 recipe on the GPU (CPU reached 86.65%)"
+check timeout 600 $G/fashion_mlp --gpus 1 "${FASHION[@]}" --save /tmp/gc-fashion.safetensors | tail -3
+check $PY test/reference/eval_ref.py /tmp/gc-fashion.safetensors --model mlp --images $D/t10k-images-idx3-ubyte.gz --labels $D/t10k-labels-idx1-ubyte.gz
+
+step "benchmark: bench/gpu_train.py"
+check timeout 600 $PY bench/gpu_train.py --programs $G --data $D --steps 1000
+
+echo; echo "gpu_check: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
+exit $status
