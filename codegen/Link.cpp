@@ -17,9 +17,16 @@ llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// The system libraries the runtime archives need (runtime/CMakeLists.txt).
-constexpr llvm::StringLiteral kSystemLibraries[] = {"-lopenblas", "-lz",
-                                                    "-lfmt", "-lpthread"};
+/// The system libraries the runtime archives need (runtime/CMakeLists.txt),
+/// linked statically where Debian ships an archive, so that a program runs
+/// on a machine with nothing but glibc (a rented GPU machine with another
+/// distribution, say): OpenBLAS with the Fortran runtime it uses, zlib, the
+/// C++ runtime; fmt is header-only in the runtime. CUDA libraries are
+/// dlopen'ed at run time (docs/runtime/cuda.md).
+constexpr llvm::StringLiteral kSystemLibraries[] = {
+    "-l:libopenblas.a", "-l:libgfortran.a", "-l:libquadmath.a",
+    "-l:libz.a",        "-static-libstdc++", "-static-libgcc",
+    "-lpthread",        "-ldl",             "-lm"};
 
 /// What the linker wrote, for the error message: the whole of it when short.
 std::string readLog(llvm::StringRef path) {
