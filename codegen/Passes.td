@@ -84,4 +84,64 @@ def MdlLowerToCpu : Pass<"mdl-lower-to-cpu", "mlir::ModuleOp"> {
   }];
 }
 
+def MdlLowerToGpu : Pass<"mdl-lower-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Map the kernels onto GPU threads; program functions become GPU steps";
+  let description = [{
+    Takes the outlined module (--mdl-outline-kernels): each `mdl.kernel`
+    function becomes a `gpu.func ... kernel` of `gpu.module @modelc_kernels`
+    that takes the arena, its work mapped onto threads by the table of
+    docs/codegen/gpu.md (elementwise grid-stride, a warp per row of a
+    reduction, a block for a loop, one thread for a scalar store), with its
+    launch shape in `mdl.grid`/`mdl.block`. Each program function gets its
+    steps in `mdl.gpu_steps` (a launch per kernel call, a gemm with static
+    offsets and strides per `mdlrt.gemm`) and an empty body; the kernel
+    functions are erased.
+
+    ```mlir
+    func.func private @"T.fwd_bwd_k0"(%arena: memref<512xi8>) attributes {mdl.kernel = 0 : i64} {
+      ...
+      linalg.generic {iterator_types = ["parallel"]} ... outs(%y : memref<64xf32>)
+      return
+    }
+    func.func @"T.fwd_bwd"(%arena: memref<512xi8>) attributes {mdl.function = "fwd_bwd", ...} {
+      call @"T.fwd_bwd_k0"(%arena) : (memref<512xi8>) -> ()
+      return
+    }
+    // becomes
+    gpu.module @modelc_kernels {
+      gpu.func @T_fwd_bwd_k0(%arena: memref<512xi8>) kernel
+          attributes {known_block_size = array<i32: 256, 1, 1>, mdl.block = 256 : i64, mdl.grid = 1 : i64} {
+        ... scf.for %i = %first to %c64 step %stride { ... } ...
+      }
+    }
+    func.func @"T.fwd_bwd"(%arena: memref<512xi8>) attributes {
+        mdl.gpu_steps = [
+          {launch = @modelc_kernels::@T_fwd_bwd_k0}
+        ], ...}
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect", "mlir::affine::AffineDialect"];
+}
+
+def MdlSerializeGpu : Pass<"mdl-serialize-gpu", "mlir::ModuleOp"> {
+  let summary = "PTX and cubins of the GPU kernels; the GPU program as an attribute";
+  let description = [{
+    After --mdl-lower-to-gpu: the kernels go to NVVM and through LLVM's
+    NVPTX backend to PTX for each `arch` (gpu-module-to-binary, libdevice
+    linked), ptxas makes a cubin of each when it is found, and the module
+    gets `mdl.gpu_program`: the device arena and cuBLASLt workspace, the
+    kernels with their launch shapes, each program function's steps and the
+    images, as the manifest's GpuProgram wants them (docs/codegen/gpu.md).
+  }];
+  let options = [
+    ListOption<"archs", "arch", "std::string",
+               "GPU architectures (default sm_80,sm_90)">,
+    Option<"ptxasSetting", "ptxas", "std::string", /*default=*/"\"auto\"",
+           "ptxas to make cubins: auto (PATH, then /usr/local/cuda/bin), "
+           "none, or a path">,
+  ];
+}
+
 #endif // MODELC_CODEGEN_PASSES_TD

@@ -1,0 +1,238 @@
+// --mdl-lower-to-gpu: the outlined module (docs/codegen/kernels.md) becomes
+// a `gpu.module @modelc_kernels` with one `gpu.func ... kernel` per kernel,
+// mapped onto threads by the table of docs/codegen/gpu.md, and each program
+// function becomes its list of GPU steps (`mdl.gpu_steps`): kernel launches
+// and GEMMs with static addresses.
+#include "codegen/Passes.h"
+#include "codegen/gpu/GpuLowering.h"
+#include "codegen/memory/ArenaRanges.h"
+#include "codegen/memory/KernelForm.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace modelc {
+#define GEN_PASS_DEF_MDLLOWERTOGPU
+#include "codegen/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kKernelModuleName = "modelc_kernels";
+
+/// A kernel's name in PTX: PTX identifiers take letters, digits and `_`.
+std::string getPtxName(StringRef name, llvm::StringSet<> &taken) {
+  std::string ptxName;
+  for (char c : name)
+    ptxName += llvm::isAlnum(c) || c == '_' ? c : '_';
+  if (ptxName.empty() || llvm::isDigit(ptxName.front()))
+    ptxName = "k_" + ptxName;
+  std::string unique = ptxName;
+  for (unsigned suffix = 1; !taken.insert(unique).second; ++suffix)
+    unique = ptxName + "_" + std::to_string(suffix);
+  return unique;
+}
+
+/// The kernel's one piece of work: its one op without results (the views,
+/// constants and scalars it recomputes all have results).
+FailureOr<Operation *> findWork(func::FuncOp kernel) {
+  Operation *work = nullptr;
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    if (op.getNumResults() > 0)
+      continue;
+    if (work)
+      return kernel.emitError("a kernel has one op without results (its "
+                              "work), this one has more: run "
+                              "--mdl-outline-kernels");
+    work = &op;
+  }
+  if (!work)
+    return kernel.emitError("a kernel without work");
+  return work;
+}
+
+class GpuLowering {
+public:
+  GpuLowering(ModuleOp module) : module(module), builder(module.getContext()) {}
+
+  LogicalResult run() {
+    SmallVector<std::pair<int64_t, func::FuncOp>> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (std::optional<int64_t> index = modelc::getKernelIndex(func))
+        kernels.push_back({*index, func});
+    llvm::sort(kernels, [](auto &a, auto &b) { return a.first < b.first; });
+
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    builder.getUnitAttr());
+    builder.setInsertionPointToEnd(module.getBody());
+    kernelModule =
+        builder.create<gpu::GPUModuleOp>(module.getLoc(), kKernelModuleName);
+    // GpuProgram.kernels[i] is kernel i, as modelc_cpu_kernels[i] is.
+    for (auto [position, entry] : llvm::enumerate(kernels)) {
+      auto &[index, kernel] = entry;
+      if (index != int64_t(position))
+        return kernel.emitError("kernel indices are 0..n-1, each once; this "
+                                "one is ")
+               << index << ", expected " << position;
+      if (failed(lowerKernel(kernel)))
+        return failure();
+    }
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr("mdl.function") && failed(lowerProgramFunction(func)))
+        return failure();
+    for (auto &[index, kernel] : kernels)
+      kernel.erase();
+    return success();
+  }
+
+private:
+  LogicalResult lowerKernel(func::FuncOp kernel) {
+    FunctionType type = kernel.getFunctionType();
+    if (type.getNumInputs() != 1 || type.getNumResults() != 0 ||
+        !isa<MemRefType>(type.getInput(0)))
+      return kernel.emitError("a kernel takes only the arena (memref<Nxi8>)");
+    FailureOr<Operation *> work = findWork(kernel);
+    if (failed(work))
+      return failure();
+
+    std::string name = getPtxName(kernel.getSymName(), ptxNames);
+    builder.setInsertionPoint(kernelModule.getBody()->getTerminator());
+    auto gpuFunc = builder.create<gpu::GPUFuncOp>(kernel.getLoc(), name, type);
+    gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                     builder.getUnitAttr());
+    kernelNames[kernel.getSymName()] = name;
+    if (std::optional<SmallVector<modelc::ArenaRange>> writes =
+            modelc::getWrittenArenaRanges(*work, kernel.getArgument(0)))
+      kernelWrites[kernel.getSymName()] = hull(*writes);
+
+    OpBuilder body = OpBuilder::atBlockBegin(&gpuFunc.getBody().front());
+    IRMapping mapping;
+    mapping.map(kernel.getArgument(0), gpuFunc.getArgument(0));
+    modelc::KernelBuilder kb{body, kernel.getLoc(), mapping};
+    FailureOr<modelc::LaunchShape> shape;
+    for (Operation &op : kernel.getBody().front().without_terminator()) {
+      if (&op != *work) {
+        body.clone(op, mapping);
+        if (auto global = dyn_cast<memref::GetGlobalOp>(op))
+          copyGlobal(global);
+        continue;
+      }
+      kb.loc = op.getLoc();
+      shape = modelc::emitKernelWork(kb, &op);
+      if (failed(shape))
+        return failure();
+    }
+    body.create<gpu::ReturnOp>(kernel.getLoc());
+    gpuFunc->setAttr("mdl.grid", builder.getI64IntegerAttr(shape->grid));
+    gpuFunc->setAttr("mdl.block", builder.getI64IntegerAttr(shape->block));
+    gpuFunc.setKnownBlockSizeAttr(
+        builder.getDenseI32ArrayAttr({int32_t(shape->block), 1, 1}));
+    return success();
+  }
+
+  /// A constant the kernel reads: the gpu.module gets its own copy.
+  void copyGlobal(memref::GetGlobalOp get) {
+    if (kernelModule.lookupSymbol(get.getName()))
+      return;
+    auto global = module.lookupSymbol<memref::GlobalOp>(get.getName());
+    if (!global)
+      return;
+    builder.setInsertionPointToStart(kernelModule.getBody());
+    builder.clone(*global);
+  }
+
+  /// The function's steps, in order, as `mdl.gpu_steps`; its body then has
+  /// nothing left to do on the GPU and is emptied.
+  LogicalResult lowerProgramFunction(func::FuncOp func) {
+    if (func.getNumArguments() != 1)
+      return func.emitError("a program function takes only the arena: run "
+                            "--mdl-plan-memory first");
+    Value arena = func.getArgument(0);
+    SmallVector<Attribute> steps;
+    Block &body = func.getBody().front();
+    for (Operation &op : body.without_terminator()) {
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto name = kernelNames.find(call.getCallee());
+        if (name == kernelNames.end())
+          return call.emitError("a program function calls only kernels "
+                                "(mdl.kernel functions)");
+        NamedAttrList step;
+        step.append("launch", SymbolRefAttr::get(
+                                  builder.getStringAttr(kKernelModuleName),
+                                  {FlatSymbolRefAttr::get(builder.getContext(),
+                                                          name->second)}));
+        auto writes = kernelWrites.find(call.getCallee());
+        if (writes != kernelWrites.end())
+          appendWrites(step, writes->second);
+        steps.push_back(step.getDictionary(builder.getContext()));
+        continue;
+      }
+      if (auto gemm = dyn_cast<mdlrt::GemmOp>(op)) {
+        FailureOr<DictionaryAttr> step = modelc::describeGemm(gemm, arena);
+        if (failed(step))
+          return failure();
+        NamedAttrList gemmStep;
+        gemmStep.append("gemm", *step);
+        if (std::optional<modelc::ArenaRange> writes =
+                modelc::getArenaRange(gemm.getC(), arena))
+          appendWrites(gemmStep, *writes);
+        steps.push_back(gemmStep.getDictionary(builder.getContext()));
+        continue;
+      }
+      // Views, constants and scalars: each kernel recomputes what it needs.
+      if (isMemoryEffectFree(&op) || isa<memref::LoadOp>(op))
+        continue;
+      return op.emitError("a program function on the GPU is kernel calls and "
+                          "GEMMs; this op needs --mdl-outline-kernels first");
+    }
+    func->setAttr("mdl.gpu_steps", builder.getArrayAttr(steps));
+    // Users before what they use: from the back.
+    while (Operation *op = body.getTerminator()->getPrevNode())
+      op->erase();
+    return success();
+  }
+
+  /// The bytes a step may write, as the manifest's write_offset and
+  /// write_bytes (the runtime's kernelcheck compares them).
+  void appendWrites(NamedAttrList &step, modelc::ArenaRange range) {
+    step.append("write_offset", builder.getI64IntegerAttr(range.begin));
+    step.append("write_bytes",
+                builder.getI64IntegerAttr(range.end - range.begin));
+  }
+
+  static modelc::ArenaRange hull(ArrayRef<modelc::ArenaRange> ranges) {
+    if (ranges.empty())
+      return {};
+    modelc::ArenaRange all = ranges.front();
+    for (const modelc::ArenaRange &range : ranges) {
+      all.begin = std::min(all.begin, range.begin);
+      all.end = std::max(all.end, range.end);
+    }
+    return all;
+  }
+
+  ModuleOp module;
+  OpBuilder builder;
+  gpu::GPUModuleOp kernelModule;
+  llvm::StringSet<> ptxNames;
+  llvm::StringMap<std::string> kernelNames;
+  llvm::StringMap<modelc::ArenaRange> kernelWrites;
+};
+
+struct MdlLowerToGpuPass : modelc::impl::MdlLowerToGpuBase<MdlLowerToGpuPass> {
+  void runOnOperation() override {
+    if (failed(GpuLowering(getOperation()).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace
