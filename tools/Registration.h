@@ -4,6 +4,7 @@
 
 #include "codegen/Passes.h"
 #include "codegen/Pipeline.h"
+#include "codegen/gpu/GpuTarget.h"
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdlrt/MdlrtDialect.h"
 #include "passes/Passes.h"
@@ -60,6 +61,9 @@ inline void registerModelcDialects(mlir::DialectRegistry &registry) {
   // The CPU backend translates its LLVM-dialect module to LLVM IR.
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
+  // The CUDA backend: gpu and nvvm, the #nvvm.target serialiser and the
+  // kernels' translation to LLVM IR (docs/codegen/gpu.md).
+  modelc::registerGpuDialects(registry);
 }
 
 /// The passes modelc-opt can run: ours, the upstream ones our pipeline

@@ -9,6 +9,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   modelc::registerModelcDialects(registry);
   modelc::registerModelcPasses();
+  // --mdl-serialize-gpu emits PTX with LLVM's NVPTX backend.
+  modelc::initializeNvptxTarget();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "modelc optimizer driver\n", registry));
 }
