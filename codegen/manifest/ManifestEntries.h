@@ -1,5 +1,5 @@
 // The manifest's train and infer entries, from the settings of the mdl.train
-// and mdl.infer ops (used by ManifestWriter.cpp).
+// and mdl.infer ops, and its GpuProgram (used by ManifestWriter.cpp).
 #ifndef MODELC_CODEGEN_MANIFEST_MANIFESTENTRIES_H
 #define MODELC_CODEGEN_MANIFEST_MANIFESTENTRIES_H
 
@@ -20,6 +20,13 @@ writeTrainEntries(flatbuffers::FlatBufferBuilder &fbb, mlir::ModuleOp module);
 /// One InferEntry per mdl.infer, in module order.
 mlir::FailureOr<FlatTables<manifest::InferEntry>>
 writeInferEntries(flatbuffers::FlatBufferBuilder &fbb, mlir::ModuleOp module);
+
+/// The GpuProgram of the module attribute `mdl.gpu_program` that
+/// --mdl-serialize-gpu sets (docs/codegen/gpu.md); `symbols` are the
+/// function table's C symbols, which its step lists follow.
+mlir::FailureOr<flatbuffers::Offset<manifest::GpuProgram>>
+writeGpuProgram(flatbuffers::FlatBufferBuilder &fbb, mlir::ModuleOp module,
+                llvm::ArrayRef<std::string> symbols);
 
 } // namespace modelc
 

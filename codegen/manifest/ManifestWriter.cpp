@@ -1,6 +1,6 @@
 // The manifest flatbuffer from a planned module: parameters and buffers with
-// their arena offsets, data sets, entries (ManifestEntries.cpp) and the
-// function table.
+// their arena offsets, data sets, entries (ManifestEntries.cpp), the
+// function table and, for the cuda target, the GPU program (ManifestGpu.cpp).
 #include "codegen/manifest/ManifestWriter.h"
 #include "codegen/manifest/ManifestEntries.h"
 
@@ -191,6 +191,7 @@ public:
                                   .Default(fb::FunctionKind::FwdBwd);
       functions.push_back(fb::CreateFunctionDirect(fbb, fn.symbol.c_str(), kind,
                                                    fn.entry.c_str(), fn.index));
+      symbols.push_back(fn.symbol);
     }
   }
 
@@ -206,9 +207,21 @@ public:
         writeInferEntries(fbb, module);
     if (failed(train) || failed(infer))
       return failure();
+    // With a GPU program (--mdl-serialize-gpu), the program is for cuda too.
+    std::vector<std::string> allTargets = targets.vec();
+    flatbuffers::Offset<fb::GpuProgram> gpu;
+    if (module->hasAttr("mdl.gpu_program")) {
+      FailureOr<flatbuffers::Offset<fb::GpuProgram>> program =
+          writeGpuProgram(fbb, module, symbols);
+      if (failed(program))
+        return failure();
+      gpu = *program;
+      if (!llvm::is_contained(allTargets, "cuda"))
+        allTargets.insert(allTargets.begin(), "cuda");
+    }
     auto sourceName = fbb.CreateString(stringAttr("mdl.source_name"));
     auto sourceHash = fbb.CreateString(stringAttr("mdl.source_hash"));
-    auto targetNames = fbb.CreateVectorOfStrings(targets.vec());
+    auto targetNames = fbb.CreateVectorOfStrings(allTargets);
     auto paramTable = fbb.CreateVector(params);
     auto dataSetTable = fbb.CreateVector(dataSets);
     auto bufferTable = fbb.CreateVector(buffers);
@@ -226,6 +239,8 @@ public:
     program.add_datasets(dataSetTable);
     program.add_buffers(bufferTable);
     program.add_functions(functionTable);
+    if (!gpu.IsNull())
+      program.add_gpu(gpu);
     fbb.Finish(program.Finish());
     return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                        fbb.GetSize());
@@ -255,6 +270,7 @@ private:
   std::vector<flatbuffers::Offset<fb::Param>> params;
   std::vector<flatbuffers::Offset<fb::DataSet>> dataSets;
   std::vector<flatbuffers::Offset<fb::Function>> functions;
+  std::vector<std::string> symbols;
   llvm::StringMap<int> gradBuffers;
 };
 

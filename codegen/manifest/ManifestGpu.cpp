@@ -1,0 +1,102 @@
+// The manifest's GpuProgram (schema/manifest.fbs) from the module attribute
+// that --mdl-serialize-gpu leaves (codegen/gpu/GpuTarget.h): the device
+// arena, the images, the kernels and each function's steps.
+#include "codegen/manifest/ManifestEntries.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+namespace fb = modelc::manifest;
+
+namespace modelc {
+
+namespace {
+
+int64_t getInt(DictionaryAttr dict, StringRef name) {
+  return dict.getAs<IntegerAttr>(name).getInt();
+}
+
+flatbuffers::Offset<fb::GpuGemm> writeGemm(flatbuffers::FlatBufferBuilder &fbb,
+                                           DictionaryAttr gemm) {
+  auto flag = [&](StringRef name) {
+    return gemm.getAs<BoolAttr>(name).getValue();
+  };
+  auto real = [&](StringRef name) {
+    return gemm.getAs<FloatAttr>(name).getValueAsDouble();
+  };
+  fb::DType dtype = gemm.getAs<StringAttr>("dtype").getValue() == "f64"
+                        ? fb::DType::F64
+                        : fb::DType::F32;
+  return fb::CreateGpuGemm(
+      fbb, dtype, flag("trans_a"), flag("trans_b"), getInt(gemm, "m"),
+      getInt(gemm, "n"), getInt(gemm, "k"), real("alpha"), real("beta"),
+      getInt(gemm, "a"), getInt(gemm, "lda"), getInt(gemm, "stride_a"),
+      getInt(gemm, "b"), getInt(gemm, "ldb"), getInt(gemm, "stride_b"),
+      getInt(gemm, "c"), getInt(gemm, "ldc"), getInt(gemm, "stride_c"),
+      getInt(gemm, "batch"));
+}
+
+} // namespace
+
+FailureOr<flatbuffers::Offset<fb::GpuProgram>>
+writeGpuProgram(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
+                ArrayRef<std::string> symbols) {
+  auto program = module->getAttrOfType<DictionaryAttr>("mdl.gpu_program");
+  ArrayAttr images, kernels, functions;
+  if (program) {
+    images = program.getAs<ArrayAttr>("images");
+    kernels = program.getAs<ArrayAttr>("kernels");
+    functions = program.getAs<ArrayAttr>("functions");
+  }
+  if (!images || !kernels || !functions || functions.size() != symbols.size())
+    return module.emitError("mdl.gpu_program does not match the function "
+                            "table: run --mdl-serialize-gpu on this module");
+
+  std::vector<flatbuffers::Offset<fb::GpuImage>> imageTable;
+  for (auto image : images.getAsRange<DictionaryAttr>()) {
+    StringRef data = image.getAs<StringAttr>("data").getValue();
+    auto arch = fbb.CreateString(image.getAs<StringAttr>("arch").str());
+    auto bytes = fbb.CreateVector(
+        reinterpret_cast<const uint8_t *>(data.data()), data.size());
+    fb::GpuImageKind kind =
+        image.getAs<StringAttr>("kind").getValue() == "cubin"
+            ? fb::GpuImageKind::Cubin
+            : fb::GpuImageKind::Ptx;
+    imageTable.push_back(fb::CreateGpuImage(fbb, arch, kind, bytes));
+  }
+  std::vector<flatbuffers::Offset<fb::GpuKernel>> kernelTable;
+  for (auto kernel : kernels.getAsRange<DictionaryAttr>())
+    kernelTable.push_back(fb::CreateGpuKernelDirect(
+        fbb, kernel.getAs<StringAttr>("name").str().c_str(),
+        getInt(kernel, "grid"), getInt(kernel, "block"), 0));
+  std::vector<flatbuffers::Offset<fb::GpuFunction>> functionTable;
+  for (auto [steps, symbol] :
+       llvm::zip(functions.getAsRange<ArrayAttr>(), symbols)) {
+    std::vector<flatbuffers::Offset<fb::GpuStep>> stepTable;
+    for (auto step : steps.getAsRange<DictionaryAttr>()) {
+      // 0 bytes: unknown, the whole arena.
+      uint64_t writeOffset = 0, writeBytes = 0;
+      if (step.get("write_bytes")) {
+        writeOffset = getInt(step, "write_offset");
+        writeBytes = getInt(step, "write_bytes");
+      }
+      if (step.getAs<StringAttr>("kind").getValue() == "gemm") {
+        auto gemm = writeGemm(fbb, step.getAs<DictionaryAttr>("gemm"));
+        stepTable.push_back(fb::CreateGpuStep(fbb, fb::GpuStepKind::Gemm, 0,
+                                              gemm, writeOffset, writeBytes));
+        continue;
+      }
+      stepTable.push_back(fb::CreateGpuStep(fbb, fb::GpuStepKind::Launch,
+                                            getInt(step, "kernel"), 0,
+                                            writeOffset, writeBytes));
+    }
+    functionTable.push_back(
+        fb::CreateGpuFunctionDirect(fbb, symbol.c_str(), &stepTable));
+  }
+  return fb::CreateGpuProgramDirect(fbb, getInt(program, "arena_bytes"),
+                                    getInt(program, "workspace_offset"),
+                                    getInt(program, "workspace_bytes"),
+                                    &imageTable, &kernelTable, &functionTable);
+}
+
+} // namespace modelc
