@@ -1,0 +1,42 @@
+// Which bytes of the arena a memref covers and which bytes an op may write:
+// the conservative answers --mdl-outline-kernels needs before it recomputes
+// a scalar load inside a kernel that runs later than the load did.
+#ifndef MODELC_CODEGEN_MEMORY_ARENARANGES_H
+#define MODELC_CODEGEN_MEMORY_ARENARANGES_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace modelc {
+
+/// Bytes [begin, end) of the arena.
+struct ArenaRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+
+  bool overlaps(const ArenaRange &other) const {
+    return begin < other.end && other.begin < end;
+  }
+};
+
+/// The bytes of `arena` that `memref` may address. `memref` must be `arena`
+/// itself or reach it through view ops (subview, expand/collapse_shape,
+/// cast, transpose, ...) and at most one `memref.view` of `arena` with a
+/// constant byte shift; some memref on that chain must have a static shape
+/// and strided layout, which bounds the elements. nullopt otherwise.
+std::optional<ArenaRange> getArenaRange(mlir::Value memref, mlir::Value arena);
+
+/// The arena bytes that `op` or an op nested in it may write (or free).
+/// nullopt when one of them may write memory these rules cannot bound: an
+/// op without memory effects that is not known to be side-effect free
+/// (e.g. a call), a write to no named memref, or a memref getArenaRange
+/// cannot place.
+std::optional<llvm::SmallVector<ArenaRange>>
+getWrittenArenaRanges(mlir::Operation *op, mlir::Value arena);
+
+} // namespace modelc
+
+#endif // MODELC_CODEGEN_MEMORY_ARENARANGES_H
