@@ -53,7 +53,7 @@ def check_train(a):
             logs[device] = os.path.join(tmp, device + ".jsonl")
             params[device] = os.path.join(tmp, device + ".safetensors")
             r = run([a.prog, "train", *flags, "--steps", str(a.steps),
-                     "--seed", "0", "--set", "shuffle=false", "--set",
+                     "--seed", "0", "--set", "shuffle=false", "--set", "warmup=0", "--set",
                      "log.every=1", "--set", f"eval.every={a.steps * 10}",
                      "--log", logs[device], "--save", params[device], *data],
                     f"train on the {device}")
