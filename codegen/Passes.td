@@ -64,14 +64,49 @@ def MdlPlanMemory : Pass<"mdl-plan-memory", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
+def MdlOutlineKernels : Pass<"mdl-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Partition each planned program function into kernels";
+  let description = [{
+    Each top-level piece of work of a program function (an op with regions
+    and no results, `memref.copy`, a scalar `memref.store`) moves into a
+    kernel: a private function that takes only the arena, numbered across
+    the module in function-table order (`mdl.kernel = index`). A kernel
+    clones the views, constants and scalar computations it uses, scalar
+    loads from the arena included, which is valid only when no work or GEMM
+    between the load and the kernel may write the loaded bytes (else an
+    error). The function keeps its `mdlrt.gemm`s and calls the kernels in
+    place of their work (docs/codegen/kernels.md).
+
+    ```mlir
+    func.func @"T.update"(%arena: memref<512xi8>) attributes {mdl.function = "update", ...} {
+      %lr = memref.load %hyper[] : memref<f64>
+      linalg.generic ... ins(%g : memref<8xf32>) outs(%w : memref<8xf32>) { ... %lr ... }
+    // becomes
+    func.func private @"T.update_k0"(%arena: memref<512xi8>) attributes {mdl.kernel = 0 : i64} {
+      %hyper = memref.view %arena[%c192][] : memref<512xi8> to memref<f64>
+      %lr = memref.load %hyper[] : memref<f64>
+      ...
+      linalg.generic ... ins(%g : memref<8xf32>) outs(%w : memref<8xf32>) { ... %lr ... }
+      return
+    }
+    func.func @"T.update"(%arena: memref<512xi8>) attributes {mdl.function = "update", ...} {
+      call @"T.update_k0"(%arena) : (memref<512xi8>) -> ()
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def MdlLowerToCpu : Pass<"mdl-lower-to-cpu", "mlir::ModuleOp"> {
   let summary = "Lower planned functions to the LLVM dialect for the CPU";
   let description = [{
     Writes the manifest from the declarations and erases them; renames the
-    program functions to C symbols; moves each loop nest into a kernel
-    function; `mdlrt.gemm` becomes calls to `modelc_gemm_f32/f64`; linalg
-    becomes loops; everything then becomes the LLVM dialect, with the
-    function table `modelc_functions` and the embedded manifest
+    program functions to C symbols and the kernels of --mdl-outline-kernels
+    after them (internal, never inlined); `mdlrt.gemm` becomes calls to
+    `modelc_gemm_f32/f64`; linalg becomes loops; everything then becomes the
+    LLVM dialect, with the function table `modelc_functions`, the kernel
+    table `modelc_cpu_kernels` and the embedded manifest
     (docs/codegen/cpu.md).
 
     ```mlir

@@ -79,6 +79,7 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createMdlGemmToLibrary());
   pm.addPass(createMdlPlanMemory());
   pm.addPass(createCSEPass());
+  pm.addPass(createMdlOutlineKernels());
   pm.addPass(createMdlLowerToCpu());
 }
 

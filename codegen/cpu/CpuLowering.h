@@ -17,13 +17,13 @@ namespace modelc {
 /// source in MLIR 19, dropping the view's byte shift.
 void lowerGemmsToCalls(mlir::ModuleOp module);
 
-/// Moves each top-level op with regions and no results (a loop nest to be)
-/// of each program function into a private function `<symbol>_k<n>(arena,
-/// scalars...)` that rebuilds the views and constants it uses from the
-/// arena; an op that uses a memref it cannot rebuild stays. Returns the
-/// kernels' names.
-llvm::SmallVector<std::string>
-outlineKernels(llvm::ArrayRef<ProgramFunction> functions);
+/// The kernels of --mdl-outline-kernels (`mdl.kernel = index`) in index
+/// order, each renamed `<C symbol of the program function that calls
+/// it>_k<index>` along with its calls. Fails, with a diagnostic, unless the
+/// indices are 0..n-1, each once.
+mlir::FailureOr<llvm::SmallVector<mlir::func::FuncOp>>
+collectKernels(mlir::ModuleOp module,
+               llvm::ArrayRef<ProgramFunction> functions);
 
 /// After the lowering to LLVM: gives the kernels internal linkage and
 /// `noinline`, so that LLVM keeps them apart.
@@ -40,9 +40,12 @@ void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm);
 
 /// Adds the ABI's globals to a module in the LLVM dialect: the function
 /// table `modelc_functions` (`functions` in order), `modelc_num_functions`,
-/// `modelc_manifest` (the bytes of `manifest`) and `modelc_manifest_size`.
+/// the kernel table `modelc_cpu_kernels` (`kernels`, the names in index
+/// order), `modelc_num_cpu_kernels`, `modelc_manifest` (the bytes of
+/// `manifest`) and `modelc_manifest_size`.
 void addProgramGlobals(mlir::ModuleOp module,
                        llvm::ArrayRef<ProgramFunction> functions,
+                       llvm::ArrayRef<std::string> kernels,
                        llvm::StringRef manifest);
 
 } // namespace modelc

@@ -142,6 +142,15 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
       if (isDeclaration(&op))
         op.erase();
     Builder builder(&getContext());
+    // What the ABI promises about the arena, for LLVM's optimiser: 64-byte
+    // aligned, and reached through no other pointer. A kernel's arena is
+    // the same pointer.
+    auto addArenaPromises = [&](func::FuncOp function) {
+      function.setArgAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                          builder.getI64IntegerAttr(64));
+      function.setArgAttr(0, LLVM::LLVMDialect::getNoAliasAttrName(),
+                          builder.getUnitAttr());
+    };
     for (modelc::ProgramFunction &fn : *functions) {
       if (!isArenaSignature(fn.op.getFunctionType())) {
         fn.op.emitError("a program function takes only the arena "
@@ -150,12 +159,21 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
       }
       fn.op.setSymName(fn.symbol);
       dropMdlAttributes(fn.op);
-      // What the ABI promises about the arena, for LLVM's optimiser: 64-byte
-      // aligned, and reached through no other pointer.
-      fn.op.setArgAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
-                       builder.getI64IntegerAttr(64));
-      fn.op.setArgAttr(0, LLVM::LLVMDialect::getNoAliasAttrName(),
-                       builder.getUnitAttr());
+      addArenaPromises(fn.op);
+    }
+    FailureOr<SmallVector<func::FuncOp>> kernels =
+        modelc::collectKernels(module, *functions);
+    if (failed(kernels))
+      return signalPassFailure();
+    SmallVector<std::string> kernelNames;
+    for (func::FuncOp kernel : *kernels) {
+      if (!isArenaSignature(kernel.getFunctionType())) {
+        kernel.emitError("a kernel takes only the arena (memref<Nxi8>)");
+        return signalPassFailure();
+      }
+      kernelNames.push_back(kernel.getSymName().str());
+      dropMdlAttributes(kernel);
+      addArenaPromises(kernel);
     }
     dropMdlAttributes(module);
     WalkResult leftover = module.walk([](Operation *op) {
@@ -169,7 +187,6 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
       return signalPassFailure();
 
     expandStridedCopies(module);
-    SmallVector<std::string> kernels = modelc::outlineKernels(*functions);
     OpPassManager loops(ModuleOp::getOperationName());
     modelc::buildLinalgToLoopsPipeline(loops);
     if (failed(runPipeline(loops, module)))
@@ -189,8 +206,8 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
     });
     if (unlowered.wasInterrupted())
       return signalPassFailure();
-    modelc::markKernelsInternal(module, kernels);
-    modelc::addProgramGlobals(module, *functions, *manifest);
+    modelc::markKernelsInternal(module, kernelNames);
+    modelc::addProgramGlobals(module, *functions, kernelNames, *manifest);
   }
 };
 

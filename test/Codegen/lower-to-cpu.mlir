@@ -1,8 +1,9 @@
-// --mdl-lower-to-cpu: a planned module becomes the LLVM dialect. Program
-// functions take the arena as a bare pointer under C names; mdlrt.gemm calls
+// --mdl-lower-to-cpu: a planned module partitioned into kernels
+// (--mdl-outline-kernels) becomes the LLVM dialect. Program functions and
+// kernels take the arena as a bare pointer, under C names; mdlrt.gemm calls
 // modelc_gemm_f32/f64 with plain pointer and integer arguments; math without
-// an LLVM intrinsic calls libm; the ABI globals hold the function table and
-// the manifest; no mdl declaration is left.
+// an LLVM intrinsic calls libm; the ABI globals hold the function table, the
+// kernel table and the manifest; no mdl declaration is left.
 // RUN: modelc-opt %s --mdl-lower-to-cpu --split-input-file --verify-diagnostics \
 // RUN:   | FileCheck %s --implicit-check-not='{{[ {]mdl(rt)?\.}}'
 
@@ -10,8 +11,8 @@
 // CHECK-LABEL: module {
 // CHECK: llvm.func @tanhf(f32) -> f32
 
-// The loop nest y = tanh(t), moved into a kernel of its own that takes the
-// arena: internal, never inlined.
+// Kernel 0, the loop nest y = tanh(t), named after its function: internal,
+// never inlined.
 // CHECK-LABEL: llvm.func internal @modelc_fn_0_T_fwd_bwd_k0(
 // CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) attributes {no_inline
 // CHECK: llvm.call @tanhf
@@ -55,6 +56,10 @@
 // CHECK: %[[F1:.*]] = llvm.mlir.addressof @modelc_fn_1_I_infer : !llvm.ptr
 // CHECK: llvm.insertvalue %[[F1]], %{{.*}}[1] : !llvm.array<2 x ptr>
 // CHECK: llvm.mlir.global external constant @modelc_num_functions(2 : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
+// CHECK-LABEL: llvm.mlir.global external constant @modelc_cpu_kernels() {addr_space = 0 : i32, alignment = 8 : i64} : !llvm.array<1 x ptr> {
+// CHECK: %[[K0:.*]] = llvm.mlir.addressof @modelc_fn_0_T_fwd_bwd_k0 : !llvm.ptr
+// CHECK: llvm.insertvalue %[[K0]], %{{.*}}[0] : !llvm.array<1 x ptr>
+// CHECK: llvm.mlir.global external constant @modelc_num_cpu_kernels(1 : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
 // CHECK: llvm.mlir.global external constant @modelc_manifest("{{.*}}tiny.mdl{{.*}}modelc_fn_1_I_infer{{.*}}modelc_fn_0_T_fwd_bwd{{.*}}") {addr_space = 0 : i32, alignment = 16 : i64}
 // CHECK: llvm.mlir.global external constant @modelc_manifest_size({{[0-9]+}} : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
 module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64,
@@ -70,16 +75,11 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
     %loss = mdl.constant dense<0.0> : tensor<f32>
     mdl.yield %loss : tensor<f32>
   }
-  func.func @"T.fwd_bwd"(%arena: memref<512xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
-    %c0 = arith.constant 0 : index
-    %c128 = arith.constant 128 : index
+  func.func private @"T.fwd_bwd_k0"(%arena: memref<512xi8>) attributes {mdl.kernel = 0 : i64} {
     %c192 = arith.constant 192 : index
     %c256 = arith.constant 256 : index
-    %w = memref.view %arena[%c0][] : memref<512xi8> to memref<4x8xf32>
-    %x = memref.view %arena[%c128][] : memref<512xi8> to memref<2x8xf32>
     %y = memref.view %arena[%c192][] : memref<512xi8> to memref<2x4xf32>
     %t = memref.view %arena[%c256][] : memref<512xi8> to memref<2x4xf32>
-    mdlrt.gemm %x, %w, %t alpha = 1.0 beta = 0.0 transpose_b : memref<2x8xf32>, memref<4x8xf32>, memref<2x4xf32>
     linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
                     iterator_types = ["parallel", "parallel"]}
         ins(%t : memref<2x4xf32>) outs(%y : memref<2x4xf32>) {
@@ -89,6 +89,17 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
     }
     return
   }
+  func.func @"T.fwd_bwd"(%arena: memref<512xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+    %c0 = arith.constant 0 : index
+    %c128 = arith.constant 128 : index
+    %c256 = arith.constant 256 : index
+    %w = memref.view %arena[%c0][] : memref<512xi8> to memref<4x8xf32>
+    %x = memref.view %arena[%c128][] : memref<512xi8> to memref<2x8xf32>
+    %t = memref.view %arena[%c256][] : memref<512xi8> to memref<2x4xf32>
+    mdlrt.gemm %x, %w, %t alpha = 1.0 beta = 0.0 transpose_b : memref<2x8xf32>, memref<4x8xf32>, memref<2x4xf32>
+    call @"T.fwd_bwd_k0"(%arena) : (memref<512xi8>) -> ()
+    return
+  }
   func.func @"I.infer"(%arena: memref<512xi8>) attributes {mdl.entry = "I", mdl.function = "infer"} {
     return
   }
@@ -96,11 +107,17 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
 
 // -----
 
-// A kernel that uses a scalar the function loads takes it as an argument;
-// a loop with a result stays in the function.
+// Kernels recompute the scalars they use (here a load from the arena and a
+// loop that sums it): they take only the arena. The kernel table follows
+// the indices, not the module's order.
+// CHECK-LABEL: llvm.func internal @modelc_fn_0_E_eval_k1(
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) attributes {no_inline
+// CHECK: llvm.load %{{.*}} : !llvm.ptr -> f64
+// CHECK: llvm.fadd
+// CHECK: llvm.store
 // CHECK-LABEL: llvm.func internal @modelc_fn_0_E_eval_k0(
-// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}, %{{.*}}: f64)
-// CHECK-NOT: @modelc_fn_0_E_eval_k1
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) attributes {no_inline
+// CHECK: llvm.load %{{.*}} : !llvm.ptr -> f64
 
 // A batched f64 GEMM with a broadcast B: batch strides from the 3-D
 // strides (A 15, C 12), 0 for the 2-D B; M 3, N 4, K 5, batch 3.
@@ -113,11 +130,38 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
 // CHECK-DAG: %[[FIFTEEN:.*]] = llvm.mlir.constant(15 : i64) : i64
 // CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f64) : f64
 // CHECK: llvm.call @modelc_gemm_f64(%[[ZERO]], %[[ZERO]], %[[THREE]], %[[FOUR]], %[[FIVE]], %[[ONE]], %{{[0-9]+}}, %[[FIVE]], %[[FIFTEEN]], %{{[0-9]+}}, %[[FOUR]], %[[ZERO]], %[[ONE]], %{{[0-9]+}}, %[[FOUR]], %[[TWELVE]], %[[THREE]])
-// CHECK: %[[S:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f64
-// CHECK: llvm.call @modelc_fn_0_E_eval_k0(%{{.*}}, %[[S]]) : (!llvm.ptr, f64) -> ()
-// CHECK: llvm.fadd
-// CHECK: llvm.store
+// CHECK-NEXT: llvm.call @modelc_fn_0_E_eval_k0(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NEXT: llvm.call @modelc_fn_0_E_eval_k1(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NEXT: llvm.return
+
+// CHECK-LABEL: llvm.mlir.global external constant @modelc_cpu_kernels()
+// CHECK: llvm.mlir.addressof @modelc_fn_0_E_eval_k0
+// CHECK: llvm.mlir.addressof @modelc_fn_0_E_eval_k1
+// CHECK: llvm.mlir.global external constant @modelc_num_cpu_kernels(2 : i64)
 module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64} {
+  func.func private @"E.eval_k1"(%arena: memref<1024xi8>) attributes {mdl.kernel = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c896 = arith.constant 896 : index
+    %h = memref.view %arena[%c896][] : memref<1024xi8> to memref<f64>
+    %s = memref.load %h[] : memref<f64>
+    %sum = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %s) -> (f64) {
+      %next = arith.addf %acc, %s : f64
+      scf.yield %next : f64
+    }
+    memref.store %sum, %h[] : memref<f64>
+    return
+  }
+  func.func private @"E.eval_k0"(%arena: memref<1024xi8>) attributes {mdl.kernel = 0 : i64} {
+    %c512 = arith.constant 512 : index
+    %c896 = arith.constant 896 : index
+    %c = memref.view %arena[%c512][] : memref<1024xi8> to memref<3x3x4xf64>
+    %h = memref.view %arena[%c896][] : memref<1024xi8> to memref<f64>
+    %s = memref.load %h[] : memref<f64>
+    linalg.fill ins(%s : f64) outs(%c : memref<3x3x4xf64>)
+    return
+  }
   func.func @"E.eval"(%arena: memref<1024xi8>) attributes {mdl.entry = "E", mdl.function = "eval"} {
     %c0 = arith.constant 0 : index
     %c384 = arith.constant 384 : index
@@ -126,18 +170,8 @@ module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64}
     %b = memref.view %arena[%c384][] : memref<1024xi8> to memref<5x4xf64>
     %c = memref.view %arena[%c512][] : memref<1024xi8> to memref<3x3x4xf64>
     mdlrt.gemm %a, %b, %c alpha = 1.0 beta = 1.0 : memref<3x3x5xf64>, memref<5x4xf64>, memref<3x3x4xf64>
-    %c896 = arith.constant 896 : index
-    %h = memref.view %arena[%c896][] : memref<1024xi8> to memref<f64>
-    %s = memref.load %h[] : memref<f64>
-    linalg.fill ins(%s : f64) outs(%c : memref<3x3x4xf64>)
-    %c0i = arith.constant 0 : index
-    %c1i = arith.constant 1 : index
-    %c3i = arith.constant 3 : index
-    %sum = scf.for %i = %c0i to %c3i step %c1i iter_args(%acc = %s) -> (f64) {
-      %next = arith.addf %acc, %s : f64
-      scf.yield %next : f64
-    }
-    memref.store %sum, %h[] : memref<f64>
+    call @"E.eval_k0"(%arena) : (memref<1024xi8>) -> ()
+    call @"E.eval_k1"(%arena) : (memref<1024xi8>) -> ()
     return
   }
 }
@@ -166,6 +200,27 @@ module attributes {mdl.arena_bytes = 64 : i64, mdl.persistent_bytes = 64 : i64} 
 module attributes {mdl.arena_bytes = 64 : i64, mdl.persistent_bytes = 64 : i64} {
   // expected-error @+1 {{unknown mdl.function kind 'backward'}}
   func.func @"T.backward"(%arena: memref<64xi8>) attributes {mdl.entry = "T", mdl.function = "backward"} {
+    return
+  }
+}
+
+// -----
+
+module attributes {mdl.arena_bytes = 64 : i64, mdl.persistent_bytes = 64 : i64} {
+  func.func private @k0(%arena: memref<64xi8>) attributes {mdl.kernel = 0 : i64} {
+    return
+  }
+  // expected-error @+1 {{kernel index 0 is not unique}}
+  func.func private @k1(%arena: memref<64xi8>) attributes {mdl.kernel = 0 : i64} {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{no kernel has index 0}}
+module attributes {mdl.arena_bytes = 64 : i64, mdl.persistent_bytes = 64 : i64} {
+  func.func private @k1(%arena: memref<64xi8>) attributes {mdl.kernel = 1 : i64} {
     return
   }
 }

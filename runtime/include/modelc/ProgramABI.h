@@ -18,6 +18,12 @@ extern const uint8_t modelc_manifest[];   /* flatbuffer, schema/manifest.fbs */
 extern const uint64_t modelc_manifest_size;
 extern const modelc_fn modelc_functions[];
 extern const uint64_t modelc_num_functions;
+/// The kernels of the program functions (docs/codegen/kernels.md) in index
+/// order: kernel i of the CPU program, one piece of a function's work. Not
+/// called by the runtime; a test runs kernel i on the CPU and on the GPU
+/// from the same arena and compares.
+extern const modelc_fn modelc_cpu_kernels[];
+extern const uint64_t modelc_num_cpu_kernels;
 
 /// Defined by the runtime, called by generated code: row-major
 /// C_i = alpha * op(A_i) * op(B_i) + beta * C_i for i < batch, where X_i
