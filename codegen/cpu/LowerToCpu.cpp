@@ -5,6 +5,7 @@
 #include "codegen/Passes.h"
 #include "codegen/cpu/CpuLowering.h"
 #include "codegen/manifest/ManifestWriter.h"
+#include "codegen/memory/KernelForm.h"
 
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdl/MdlOps.h"
@@ -79,17 +80,6 @@ bool isDeclaration(Operation *op) {
              mdl::InferOp>(op);
 }
 
-/// `(memref<Nxi8>) -> ()`: what --mdl-plan-memory makes of a program
-/// function, and what the bare pointer convention turns into the ABI's
-/// `void f(uint8_t *arena)`.
-bool isArenaSignature(FunctionType type) {
-  if (type.getNumInputs() != 1 || type.getNumResults() != 0)
-    return false;
-  auto arena = dyn_cast<MemRefType>(type.getInput(0));
-  return arena && arena.getRank() == 1 && arena.hasStaticShape() &&
-         arena.getElementType().isInteger(8) && arena.getLayout().isIdentity();
-}
-
 /// memref.copy between non-contiguous layouts would lower to a call of
 /// MLIR's C runner library, which programs do not link: copy with loops.
 void expandStridedCopies(ModuleOp module) {
@@ -152,7 +142,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
                           builder.getUnitAttr());
     };
     for (modelc::ProgramFunction &fn : *functions) {
-      if (!isArenaSignature(fn.op.getFunctionType())) {
+      if (!modelc::isArenaSignature(fn.op.getFunctionType())) {
         fn.op.emitError("a program function takes only the arena "
                         "(memref<Nxi8>): run --mdl-plan-memory first");
         return signalPassFailure();
@@ -167,7 +157,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
       return signalPassFailure();
     SmallVector<std::string> kernelNames;
     for (func::FuncOp kernel : *kernels) {
-      if (!isArenaSignature(kernel.getFunctionType())) {
+      if (!modelc::isArenaSignature(kernel.getFunctionType())) {
         kernel.emitError("a kernel takes only the arena (memref<Nxi8>)");
         return signalPassFailure();
       }

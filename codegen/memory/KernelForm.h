@@ -4,6 +4,7 @@
 #define MODELC_CODEGEN_MEMORY_KERNELFORM_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -20,6 +21,17 @@ inline std::optional<int64_t> getKernelIndex(mlir::func::FuncOp function) {
   if (auto index = function->getAttrOfType<mlir::IntegerAttr>(kKernelAttrName))
     return index.getInt();
   return std::nullopt;
+}
+
+/// `(memref<Nxi8>) -> ()` with a static, identity-layout arena: the
+/// signature --mdl-plan-memory gives program functions and kernels keep,
+/// which the bare-pointer convention turns into `void f(uint8_t *arena)`.
+inline bool isArenaSignature(mlir::FunctionType type) {
+  if (type.getNumInputs() != 1 || type.getNumResults() != 0)
+    return false;
+  auto arena = llvm::dyn_cast<mlir::MemRefType>(type.getInput(0));
+  return arena && arena.getRank() == 1 && arena.hasStaticShape() &&
+         arena.getElementType().isInteger(8) && arena.getLayout().isIdentity();
 }
 
 } // namespace modelc

@@ -273,13 +273,8 @@ void FunctionPartition::rewrite() {
 /// `(memref<Nxi8>) -> ()` with one block: what --mdl-plan-memory makes of a
 /// program function.
 bool isPlannedFunction(func::FuncOp function) {
-  FunctionType type = function.getFunctionType();
-  if (type.getNumInputs() != 1 || type.getNumResults() != 0 ||
-      !llvm::hasSingleElement(function.getBody()))
-    return false;
-  auto arena = dyn_cast<MemRefType>(type.getInput(0));
-  return arena && arena.getRank() == 1 && arena.hasStaticShape() &&
-         arena.getElementType().isInteger(8) && arena.getLayout().isIdentity();
+  return modelc::isArenaSignature(function.getFunctionType()) &&
+         llvm::hasSingleElement(function.getBody());
 }
 
 struct MdlOutlineKernelsPass
