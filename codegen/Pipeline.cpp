@@ -71,7 +71,7 @@ void buildMdlToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createMdlLowerToLinalg());
 }
 
-void buildLinalgToLLVMPipeline(OpPassManager &pm) {
+void buildLinalgToKernelsPipeline(OpPassManager &pm) {
   pm.addPass(createBufferizePass());
   // Folds the copies and casts bufferization leaves, so that matmuls see
   // their real operands and the plan sees fewer temporaries.
@@ -80,6 +80,10 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createMdlPlanMemory());
   pm.addPass(createCSEPass());
   pm.addPass(createMdlOutlineKernels());
+}
+
+void buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  buildLinalgToKernelsPipeline(pm);
   pm.addPass(createMdlLowerToCpu());
 }
 
@@ -103,6 +107,8 @@ void registerModelcPipelines() {
 }
 
 InputStage detectInputStage(ModuleOp module) {
+  if (module->hasAttr("mdl.arena_bytes"))
+    return InputStage::Planned;
   for (auto func : module.getOps<func::FuncOp>()) {
     WalkResult found = func.walk([](Operation *op) {
       return isa_and_nonnull<mdl::MdlDialect>(op->getDialect())
@@ -116,13 +122,31 @@ InputStage detectInputStage(ModuleOp module) {
 }
 
 LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
-                          InputStage from, bool toLinalgOnly) {
+                          InputStage from, PipelineEnd to) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   if (from == InputStage::Mdl)
     buildMdlToLinalgPipeline(pm, options);
-  if (!toLinalgOnly)
-    buildLinalgToLLVMPipeline(pm);
-  return pm.run(module);
+  if (to != PipelineEnd::Linalg) {
+    // On a planned module that is already partitioned, the partition
+    // leaves what it finds.
+    if (from == InputStage::Planned)
+      pm.addPass(createMdlOutlineKernels());
+    else
+      buildLinalgToKernelsPipeline(pm);
+  }
+  if (failed(pm.run(module)))
+    return failure();
+  if (to == PipelineEnd::Linalg)
+    return success();
+  // The GPU program comes from a clone of the outlined module, so the CPU
+  // lowering sees it as it is; the manifest it writes takes the program.
+  if (options.gpu && failed(buildGpuProgram(module, *options.gpu)))
+    return failure();
+  if (to == PipelineEnd::GpuProgram)
+    return success();
+  PassManager cpu(module.getContext(), ModuleOp::getOperationName());
+  cpu.addPass(createMdlLowerToCpu());
+  return cpu.run(module);
 }
 
 } // namespace modelc

@@ -5,6 +5,7 @@
 #define MODELC_CODEGEN_PIPELINE_H
 
 #include "codegen/cpu/ObjectEmitter.h"
+#include "codegen/gpu/GpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -17,6 +18,9 @@ struct PipelineOptions {
   bool widenToF64 = false;
   /// The machine the object file is for.
   CpuTargetOptions cpu;
+  /// The cuda target: when set, the GPU program (docs/codegen/gpu.md) is
+  /// built from the outlined module and goes into the manifest.
+  std::optional<GpuTargetOptions> gpu;
 };
 
 /// The mdl passes and --mdl-lower-to-linalg: from MLIRGen's module to
@@ -24,8 +28,13 @@ struct PipelineOptions {
 void buildMdlToLinalgPipeline(mlir::OpPassManager &pm,
                               const PipelineOptions &options);
 
+/// From linalg on tensors to the outlined kernels that every target takes:
+/// bufferization, mdl-gemm-to-library, mdl-plan-memory, cse,
+/// mdl-outline-kernels.
+void buildLinalgToKernelsPipeline(mlir::OpPassManager &pm);
+
 /// From linalg on tensors to the LLVM dialect with the ABI's globals:
-/// bufferization, mdl-gemm-to-library, mdl-plan-memory, mdl-lower-to-cpu.
+/// buildLinalgToKernelsPipeline, then mdl-lower-to-cpu.
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
 
 /// Registers `mdl-to-linalg`, `mdl-linalg-to-llvm` and `mdl-to-llvm` (the
@@ -33,15 +42,22 @@ void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
 void registerModelcPipelines();
 
 /// Where a module's IR stands: straight from MLIRGen (mdl ops in its
-/// functions) or after --mdl-lower-to-linalg (none left in them).
-enum class InputStage { Mdl, Linalg };
+/// functions), after --mdl-lower-to-linalg (none left in them), or after
+/// --mdl-plan-memory (the module has `mdl.arena_bytes`; its functions may
+/// be partitioned into kernels already).
+enum class InputStage { Mdl, Linalg, Planned };
 InputStage detectInputStage(mlir::ModuleOp module);
 
-/// Runs the passes from `from` to linalg (`toLinalgOnly`) or to the LLVM
-/// dialect. Diagnostics go to the module's context.
+/// Where runPipeline stops: linalg on tensors (--emit=lowered), the GPU
+/// program built (--emit=ptx), or the LLVM dialect of the CPU program with
+/// the manifest (and its GPU program, with the cuda target).
+enum class PipelineEnd { Linalg, GpuProgram, LLVM };
+
+/// Runs the passes from `from` to `to`. Diagnostics go to the module's
+/// context.
 mlir::LogicalResult runPipeline(mlir::ModuleOp module,
                                 const PipelineOptions &options, InputStage from,
-                                bool toLinalgOnly);
+                                PipelineEnd to);
 
 } // namespace modelc
 

@@ -6,6 +6,7 @@
 int main(int argc, char **argv) {
   return modelc::rt::runProgram(argc, argv,
                                 {modelc_manifest, size_t(modelc_manifest_size),
-                                 modelc_functions,
-                                 size_t(modelc_num_functions)});
+                                 modelc_functions, size_t(modelc_num_functions),
+                                 modelc_cpu_kernels,
+                                 size_t(modelc_num_cpu_kernels)});
 }

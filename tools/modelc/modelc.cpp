@@ -20,7 +20,6 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -70,7 +69,8 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::LLVM, "llvm",
                           "optimised LLVM IR of the CPU program"),
                clEnumValN(EmitKind::PTX, "ptx",
-                          "PTX of the GPU kernels (not available yet)"),
+                          "PTX of the GPU kernels: each --arch after a "
+                          "'// arch sm_XX' line, or the one asked for"),
                clEnumValN(EmitKind::Obj, "obj", "the program's object file")),
     cl::cat(modelcCategory));
 
@@ -131,11 +131,9 @@ bool checkTargetFlags() {
       fail("unknown target '" + target + "' (expected cuda or cpu)");
       return false;
     }
-  llvm::Regex smArch("^sm_[1-9][0-9]+a?$");
   for (const std::string &arch : archs)
-    if (!smArch.match(arch)) {
-      fail("unknown GPU architecture '" + arch +
-           "' (expected sm_XX, e.g. sm_80 or sm_90)");
+    if (llvm::Error error = modelc::checkGpuArch(arch)) {
+      fail(llvm::toString(std::move(error)));
       return false;
     }
   return true;
@@ -218,40 +216,64 @@ llvm::LogicalResult printDiagnostic(mlir::Diagnostic &diag) {
 
 bool isMLIRInput() { return llvm::StringRef(inputFilename).ends_with(".mlir"); }
 
-/// Only the CPU backend exists; the default `cuda,cpu` builds for the CPU
-/// until the CUDA backend arrives.
-bool checkBackendTargets() {
-  if (!targets.empty() && !llvm::is_contained(targets, "cpu")) {
-    fail("the CUDA target is not available yet; build with --target cpu");
-    return false;
+/// Whether the program is for the GPU too: the default `cuda,cpu`, or a
+/// --target list with cuda. The CPU object is built either way: the
+/// runtime's function table needs it, and `--cpu` runs it.
+bool hasCudaTarget() {
+  return targets.empty() || llvm::is_contained(targets, "cuda");
+}
+
+/// The PTX of each architecture, after a `// arch sm_XX` line each when
+/// there are several.
+void writePtx(mlir::ModuleOp module, llvm::raw_ostream &os) {
+  std::vector<modelc::GpuImage> images = modelc::getGpuImages(module);
+  size_t ptxCount = llvm::count_if(
+      images, [](const modelc::GpuImage &image) { return !image.cubin; });
+  for (const modelc::GpuImage &image : images) {
+    if (image.cubin)
+      continue;
+    if (ptxCount > 1)
+      os << "// arch " << image.arch << "\n";
+    os << image.data;
   }
-  return true;
 }
 
 /// Runs the pipeline on `module` (from the stage its IR is at) and writes
 /// what --emit asks for: linalg IR, LLVM IR, an object file or, by default,
 /// the linked executable.
 int runBackend(mlir::ModuleOp module) {
-  if (emitKind == EmitKind::PTX)
-    return fail("--emit=ptx is not available yet: the CUDA backend comes in a "
-                "later release");
-  if (!checkBackendTargets())
-    return 1;
+  if (emitKind == EmitKind::PTX && !hasCudaTarget())
+    return fail("--emit=ptx needs the cuda target (--target cuda or "
+                "cuda,cpu)");
   if (emitKind == EmitKind::Executable && outputFilename == "-")
     return fail("an executable needs -o FILE");
   modelc::PipelineOptions options;
   options.widenToF64 = widenToF64;
   options.cpu.cpu = cpuName;
   options.cpu.features = cpuFeatures;
-  bool linalgOnly = emitKind == EmitKind::Lowered;
-  if (mlir::failed(modelc::runPipeline(
-          module, options, modelc::detectInputStage(module), linalgOnly)))
+  if (hasCudaTarget()) {
+    options.gpu.emplace();
+    if (!archs.empty())
+      options.gpu->archs.assign(archs.begin(), archs.end());
+    // --emit=ptx stops at the PTX: no cubins.
+    if (emitKind == EmitKind::PTX)
+      options.gpu->ptxas = "none";
+  }
+  modelc::PipelineEnd end = modelc::PipelineEnd::LLVM;
+  if (emitKind == EmitKind::Lowered)
+    end = modelc::PipelineEnd::Linalg;
+  else if (emitKind == EmitKind::PTX)
+    end = modelc::PipelineEnd::GpuProgram;
+  if (mlir::failed(modelc::runPipeline(module, options,
+                                       modelc::detectInputStage(module), end)))
     return 1;
-  if (linalgOnly)
+  if (end == modelc::PipelineEnd::Linalg)
     return writeOutput([&](llvm::raw_ostream &os) {
       module->print(os);
       os << "\n";
     });
+  if (end == modelc::PipelineEnd::GpuProgram)
+    return writeOutput([&](llvm::raw_ostream &os) { writePtx(module, os); });
 
   llvm::LLVMContext llvmContext;
   llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
@@ -350,6 +372,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(modelcCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "modelc: the ahead-of-time model compiler\n");
+  // The CUDA target's PTX comes from LLVM's NVPTX backend, in process.
+  modelc::initializeNvptxTarget();
   if (!checkTargetFlags())
     return 1;
   // Nothing that a user writes may crash the compiler: anything thrown
