@@ -66,17 +66,32 @@ Status Arena::useDevice(std::unique_ptr<cuda::Device> device,
   functions_.clear();
   for (size_t i = 0; i < m.functions.size(); ++i) {
     const FunctionInfo &f = m.functions[i];
-    DeviceFunction d{f.fn, i, {}, {}};
+    DeviceFunction d{f.fn, i, {}, {}, {}};
     Phase phase = phaseOf(f.kind);
+    // Of a train entry's outputs, fwd_bwd writes the loss and the metrics
+    // (TrainInfo::outputs) and update the rest (lr, grad norm).
+    const TrainInfo *train = nullptr;
+    for (const TrainInfo &t : m.train)
+      if (t.name == f.entry)
+        train = &t;
+    auto writes = [&](const BufferInfo &b) {
+      if (!train || phase != Phase::Train)
+        return true;
+      bool lossOrMetric =
+          std::find(train->outputs.begin(), train->outputs.end(), b.key) !=
+          train->outputs.end();
+      return lossOrMetric == (f.kind == FunctionKind::FwdBwd);
+    };
     for (const BufferInfo &b : m.buffers) {
       if (b.entry != f.entry || !b.bytes)
         continue;
-      bool input = b.role == Role::Input && b.phase == phase &&
-                   f.kind != FunctionKind::Update;
-      if (input || b.role == Role::Hyper)
-        d.in.push_back({b.offset, b.bytes});
-      else if (b.role == Role::Output && b.phase == phase)
-        d.out.push_back({b.offset, b.bytes});
+      if (b.role == Role::Input && b.phase == phase &&
+          f.kind != FunctionKind::Update)
+        d.inputs.push_back({b.offset, b.bytes});
+      else if (b.role == Role::Hyper)
+        d.hypers.push_back({b.offset, b.bytes});
+      else if (b.role == Role::Output && b.phase == phase && writes(b))
+        d.outputs.push_back({b.offset, b.bytes});
     }
     functions_.push_back(std::move(d));
   }
@@ -85,21 +100,60 @@ Status Arena::useDevice(std::unique_ptr<cuda::Device> device,
   return pushPersistent();
 }
 
-Status Arena::call(modelc_fn fn) {
-  if (!device_) {
-    fn(data_.get());
-    return Status();
-  }
+Result<Arena::DeviceFunction *> Arena::deviceFunction(modelc_fn fn) {
   auto f = std::find_if(functions_.begin(), functions_.end(),
                         [&](const DeviceFunction &d) { return d.fn == fn; });
   if (f == functions_.end())
     return Status::error("internal error: a function the manifest does not "
                          "list",
                          kExitInternal);
-  for (const Range &r : f->in)
+  return &*f;
+}
+
+Status Arena::upload(const std::vector<Range> &ranges) {
+  for (const Range &r : ranges)
     MODELC_RETURN_IF_ERROR(device_->upload(r.offset, at(r.offset), r.bytes));
-  MODELC_RETURN_IF_ERROR(device_->run(f->index));
-  for (const Range &r : f->out)
+  return Status();
+}
+
+Status Arena::call(modelc_fn fn) {
+  MODELC_RETURN_IF_ERROR(launch(fn));
+  return finish(fn);
+}
+
+Status Arena::launch(modelc_fn fn) {
+  if (!device_) {
+    fn(data_.get());
+    return Status();
+  }
+  Result<DeviceFunction *> f = deviceFunction(fn);
+  if (!f)
+    return f.status();
+  if (!(*f)->staged)
+    MODELC_RETURN_IF_ERROR(upload((*f)->inputs));
+  (*f)->staged = false;
+  MODELC_RETURN_IF_ERROR(upload((*f)->hypers));
+  return device_->run((*f)->index);
+}
+
+Status Arena::stageInputs(modelc_fn fn) {
+  if (!device_)
+    return Status();
+  Result<DeviceFunction *> f = deviceFunction(fn);
+  if (!f)
+    return f.status();
+  MODELC_RETURN_IF_ERROR(upload((*f)->inputs));
+  (*f)->staged = true;
+  return Status();
+}
+
+Status Arena::finish(modelc_fn fn) {
+  if (!device_)
+    return Status();
+  Result<DeviceFunction *> f = deviceFunction(fn);
+  if (!f)
+    return f.status();
+  for (const Range &r : (*f)->outputs)
     MODELC_RETURN_IF_ERROR(device_->download(r.offset, at(r.offset), r.bytes));
   return Status();
 }

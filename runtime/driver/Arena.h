@@ -39,8 +39,25 @@ public:
   void writeElement(const BufferInfo &b, uint64_t i, double value);
 
   /// Runs a compiled function: directly on the CPU, or on the device with
-  /// the transfers above.
+  /// the transfers above. The same as launch, then finish.
   Status call(modelc_fn fn);
+
+  /// Starts a compiled function. On the CPU it runs now. On a device its
+  /// hyperparameters and (unless stageInputs already sent them) its inputs
+  /// are uploaded and its steps queued; the host may then change any
+  /// buffer of the host arena, since uploads copy what they send at once.
+  Status launch(modelc_fn fn);
+  /// On a device, uploads `fn`'s input buffers (a batch) now, in stream
+  /// order after everything launched so far, so that the next launch of
+  /// `fn` sends only its hyperparameters: the host prepares the next batch
+  /// while the device still runs the current step. Nothing to do on the
+  /// CPU.
+  Status stageInputs(modelc_fn fn);
+  /// On a device, waits for `fn`'s last launch and downloads its outputs
+  /// (loss, metrics, results) into the host arena. Nothing to do on the
+  /// CPU. Downloads are in stream order, so any finish sees the work of
+  /// every earlier launch.
+  Status finish(modelc_fn fn);
 
   /// From now on functions run on `device`; copies the persistent region
   /// (parameters, gradients, optimizer state) there now.
@@ -62,8 +79,13 @@ private:
   struct DeviceFunction {
     modelc_fn fn;
     size_t index;
-    std::vector<Range> in, out;
+    std::vector<Range> inputs, hypers, outputs;
+    /// stageInputs sent the inputs that the next launch would send.
+    bool staged = false;
   };
+  /// The device function of `fn`, or an internal error.
+  Result<DeviceFunction *> deviceFunction(modelc_fn fn);
+  Status upload(const std::vector<Range> &ranges);
 
   struct Free {
     void operator()(uint8_t *p) const;

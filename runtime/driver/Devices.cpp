@@ -70,6 +70,19 @@ Result<std::vector<int>> parseGpuList(const std::string &text,
   return gpus;
 }
 
+namespace {
+const GpuBackend *testBackend = nullptr;
+} // namespace
+
+const GpuBackend &gpuBackend() {
+  static const GpuBackend cudaBackend{cuda::probe, cuda::Device::open};
+  return testBackend ? *testBackend : cudaBackend;
+}
+
+void setGpuBackendForTesting(const GpuBackend *backend) {
+  testBackend = backend;
+}
+
 Result<DeviceChoice> chooseDevice(const CommandLine &cl, const Manifest &m) {
   DeviceChoice choice;
   if (cl.gpus && cl.cpu)
@@ -95,7 +108,7 @@ Result<DeviceChoice> chooseDevice(const CommandLine &cl, const Manifest &m) {
                            joined(m.targets) +
                            "); run it with --cpu, or rebuild it with modelc "
                            "--target cuda,cpu");
-    cuda::Probe probe = cuda::probe();
+    cuda::Probe probe = gpuBackend().probe();
     Result<std::vector<int>> gpus = parseGpuList(*cl.gpus, probe.devices);
     if (!gpus)
       return gpus.status();
@@ -119,7 +132,7 @@ Result<DeviceChoice> chooseDevice(const CommandLine &cl, const Manifest &m) {
   }
   if (!hasCuda)
     return choice;
-  cuda::Probe probe = cuda::probe();
+  cuda::Probe probe = gpuBackend().probe();
   if (probe.devices == 0) {
     if (!m.hasTarget("cpu"))
       return Status::error(probe.problem + ", and this program was built "
@@ -139,7 +152,7 @@ Status useDevice(const DeviceChoice &choice, const Manifest &m, Arena &arena,
     return Status();
   }
   Result<std::unique_ptr<cuda::Device>> device =
-      cuda::Device::open(choice.ordinal, m);
+      gpuBackend().open(choice.ordinal, m);
   if (!device)
     return device.status();
   return arena.useDevice(device.take(), m);

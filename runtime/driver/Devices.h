@@ -7,6 +7,8 @@
 #include "runtime/driver/Manifest.h"
 #include "runtime/driver/RunLog.h"
 
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace modelc::rt {
@@ -34,6 +36,19 @@ Result<DeviceChoice> chooseDevice(const CommandLine &cl,
 /// GPU.
 Status useDevice(const DeviceChoice &choice, const Manifest &manifest,
                  Arena &arena, ProgramIO &io);
+
+/// How the commands reach GPUs: cuda::probe and cuda::Device::open, unless
+/// a test put in its own (an emulated device that runs the CPU functions on
+/// memory of its own, to check the driver's transfers without a GPU).
+struct GpuBackend {
+  std::function<cuda::Probe()> probe;
+  std::function<Result<std::unique_ptr<cuda::Device>>(int ordinal,
+                                                      const Manifest &)>
+      open;
+};
+const GpuBackend &gpuBackend();
+/// Replaces the backend until the next call; nullptr restores CUDA's.
+void setGpuBackendForTesting(const GpuBackend *backend);
 
 /// "CPU (2 BLAS threads)" or the GPU's description, for banners.
 std::string deviceText(const Arena &arena);

@@ -170,7 +170,7 @@ Status runKernelcheck(const Manifest &m, const CommandLine &cl,
     hypers->write({1, 100, 1}, *arena);
   }
   Result<std::unique_ptr<cuda::Device>> device =
-      cuda::Device::open(choice->ordinal, m);
+      gpuBackend().open(choice->ordinal, m);
   if (!device)
     return device.status();
   cuda::Device &d = **device;

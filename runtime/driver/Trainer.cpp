@@ -71,13 +71,33 @@ public:
     step_ = lastCheckpoint_ = s->step;
     counter_ = s->rngCounter;
     order_.seek(s->epoch, s->batchInEpoch);
+    cursor_ = {order_.epoch(), order_.batchInEpoch()};
     return Status();
   }
 
   Status run();
 
 private:
+  /// Where the data order stands: (epoch, batch in epoch) of the batch
+  /// after the last one trained, what a checkpoint records.
+  struct Cursor {
+    int64_t epoch = 0, batchInEpoch = 0;
+  };
+  /// The next step's batch, taken from the order (and its first micro-batch
+  /// loaded and staged) while the device ran the current step.
+  struct Prefetched {
+    const int64_t *global = nullptr;
+    Cursor after;
+    bool loaded = false;
+  };
+
   Status runStep(int64_t s);
+  /// Whether step s+1's batch may be fetched during step s: not after the
+  /// last step, nor before an evaluation or a checkpoint. An evaluation may
+  /// launch fwd_bwd itself on its own batches (then the staged batch would
+  /// be overwritten), and keeping both out keeps the arena as the
+  /// checkpoint and eval code have always seen it.
+  bool prefetchAfter(int64_t s) const;
   Status checkpoint(int64_t s, uint64_t counter, int64_t epoch,
                     int64_t batchInEpoch);
   Status evaluate(int64_t s);
@@ -87,6 +107,8 @@ private:
   Arena &arena_;
   RunLog &log_;
   BatchOrder order_;
+  Cursor cursor_;
+  Prefetched next_;
   int64_t step_ = 0;
   uint64_t counter_ = 0;
   int64_t lastCheckpoint_ = -1, lastEval_ = -1;
@@ -126,17 +148,50 @@ Status TrainLoop::evaluate(int64_t s) {
   return Status();
 }
 
+bool TrainLoop::prefetchAfter(int64_t s) const {
+  if (s >= p_.totalSteps)
+    return false;
+  int64_t evalEvery = p_.settings.evalEvery;
+  bool eval = p_.evaluator && ((evalEvery > 0 && s % evalEvery == 0) ||
+                               (evalEvery == 0 && cursor_.batchInEpoch == 0));
+  bool checkpoint = p_.checkpoint.every > 0 && s % p_.checkpoint.every == 0;
+  return !eval && !checkpoint;
+}
+
 Status TrainLoop::runStep(int64_t s) {
   const TrainInfo &e = *p_.entry;
-  int64_t epoch = order_.epoch(), batchInEpoch = order_.batchInEpoch();
+  Cursor before = cursor_;
   Clock::time_point start = Clock::now();
-  const int64_t *global = order_.next();
+  const int64_t *global = next_.global;
+  if (global) {
+    cursor_ = next_.after;
+  } else {
+    global = order_.next();
+    cursor_ = {order_.epoch(), order_.batchInEpoch()};
+  }
+  bool loaded = next_.loaded;
+  next_ = {};
   p_.hypers->write({s, p_.totalSteps, counter_}, arena_);
   std::vector<double> sums(p_.outputs.size(), 0.0);
   for (int64_t a = 0; a < e.accumulate; ++a) {
-    p_.data->load(global + a * e.batch, arena_);
+    if (!loaded)
+      p_.data->load(global + a * e.batch, arena_);
     p_.hypers->writeRngCounter(++counter_, arena_);
-    MODELC_RETURN_IF_ERROR(arena_.call(p_.fwdBwd));
+    MODELC_RETURN_IF_ERROR(arena_.launch(p_.fwdBwd));
+    // While the device runs this micro-batch, the host gathers the next one
+    // (of this step, or the first of the next step) and sends it.
+    loaded = a + 1 < e.accumulate;
+    if (loaded) {
+      p_.data->load(global + (a + 1) * e.batch, arena_);
+      MODELC_RETURN_IF_ERROR(arena_.stageInputs(p_.fwdBwd));
+    } else if (prefetchAfter(s)) {
+      next_.global = order_.next();
+      next_.after = {order_.epoch(), order_.batchInEpoch()};
+      next_.loaded = true;
+      p_.data->load(next_.global, arena_);
+      MODELC_RETURN_IF_ERROR(arena_.stageInputs(p_.fwdBwd));
+    }
+    MODELC_RETURN_IF_ERROR(arena_.finish(p_.fwdBwd));
     for (size_t i = 0; i < sums.size(); ++i)
       sums[i] += arena_.readScalar(*p_.outputs[i]);
   }
@@ -146,8 +201,8 @@ Status TrainLoop::runStep(int64_t s) {
     std::string saved;
     if (!p_.checkpoint.dir.empty() && s > 1) {
       if (lastCheckpoint_ != s - 1)
-        MODELC_RETURN_IF_ERROR(
-            checkpoint(s - 1, counter_ - e.accumulate, epoch, batchInEpoch));
+        MODELC_RETURN_IF_ERROR(checkpoint(s - 1, counter_ - e.accumulate,
+                                          before.epoch, before.batchInEpoch));
       saved = "; the last good checkpoint is " + lastCheckpointDir_;
     }
     return Status::error(fmt::format("training diverged at step {}: the loss "
@@ -155,11 +210,16 @@ Status TrainLoop::runStep(int64_t s) {
                                      s, sums[0], saved),
                          kExitDiverged);
   }
-  MODELC_RETURN_IF_ERROR(arena_.call(p_.update));
+  // The update's outputs (lr, grad norm) are read only on logged steps;
+  // otherwise the host goes on to the next step while the device updates.
+  MODELC_RETURN_IF_ERROR(arena_.launch(p_.update));
+  bool logged = s % p_.settings.logEvery == 0 || s == p_.totalSteps;
+  if (logged)
+    MODELC_RETURN_IF_ERROR(arena_.finish(p_.update));
   trainSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   samplesSinceLog_ += p_.globalBatch;
 
-  if (s % p_.settings.logEvery == 0 || s == p_.totalSteps) {
+  if (logged) {
     StepRecord r;
     r.step = s;
     r.loss = sums[0];
@@ -177,11 +237,11 @@ Status TrainLoop::runStep(int64_t s) {
   }
   int64_t evalEvery = p_.settings.evalEvery;
   if (p_.evaluator && ((evalEvery > 0 && s % evalEvery == 0) ||
-                       (evalEvery == 0 && order_.batchInEpoch() == 0)))
+                       (evalEvery == 0 && cursor_.batchInEpoch == 0)))
     MODELC_RETURN_IF_ERROR(evaluate(s));
   if (p_.checkpoint.every > 0 && s % p_.checkpoint.every == 0)
     MODELC_RETURN_IF_ERROR(
-        checkpoint(s, counter_, order_.epoch(), order_.batchInEpoch()));
+        checkpoint(s, counter_, cursor_.epoch, cursor_.batchInEpoch));
   return Status();
 }
 
@@ -200,7 +260,7 @@ Status TrainLoop::run() {
                              128 + sig);
       if (lastCheckpoint_ != s)
         MODELC_RETURN_IF_ERROR(
-            checkpoint(s, counter_, order_.epoch(), order_.batchInEpoch()));
+            checkpoint(s, counter_, cursor_.epoch, cursor_.batchInEpoch));
       return Status::error(fmt::format("stopped by {} after step {}; "
                                        "checkpoint {} (continue with --resume)",
                                        what, s, lastCheckpointDir_),
@@ -211,8 +271,8 @@ Status TrainLoop::run() {
     MODELC_RETURN_IF_ERROR(evaluate(p_.totalSteps));
   log_.finish();
   if (!p_.checkpoint.dir.empty() && lastCheckpoint_ != p_.totalSteps)
-    MODELC_RETURN_IF_ERROR(checkpoint(p_.totalSteps, counter_, order_.epoch(),
-                                      order_.batchInEpoch()));
+    MODELC_RETURN_IF_ERROR(checkpoint(p_.totalSteps, counter_, cursor_.epoch,
+                                      cursor_.batchInEpoch));
   return Status();
 }
 
