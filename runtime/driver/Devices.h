@@ -15,8 +15,8 @@ namespace modelc::rt {
 
 struct DeviceChoice {
   bool gpu = false;
-  int ordinal = 0;     // the CUDA device, when gpu
-  std::string reason;  // why the CPU was chosen without --cpu, else empty
+  int ordinal = 0;    // the CUDA device, when gpu
+  std::string reason; // why the CPU was chosen without --cpu, else empty
 };
 
 /// Parses `--gpus` (N = the first N GPUs, "I,J" = these, "all"): a list of

@@ -2,8 +2,8 @@
 // micro-batches of one global batch, then update (docs/pipeline.md).
 #include "runtime/driver/Trainer.h"
 
-#include "runtime/driver/Devices.h"
 #include "runtime/data/BatchOrder.h"
+#include "runtime/driver/Devices.h"
 #include "runtime/driver/Initializers.h"
 #include "runtime/driver/Signals.h"
 #include "runtime/driver/Text.h"
@@ -26,11 +26,11 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
   const TrainInfo &e = *p.entry;
   io.err << fmt::format("{} (source {})\n", m.sourceName,
                         m.sourceHash.substr(0, 12));
-  io.err << fmt::format(
-      "train {}: {}, batch {} x accumulate {} x ranks {}, "
-      "{} steps ({} per epoch of {} samples)\n",
-      e.name, deviceText(arena), e.batch, e.accumulate, cl.ranks, p.totalSteps,
-      p.stepsPerEpoch, p.data->numSamples());
+  io.err << fmt::format("train {}: {}, batch {} x accumulate {} x ranks {}, "
+                        "{} steps ({} per epoch of {} samples)\n",
+                        e.name, deviceText(arena), e.batch, e.accumulate,
+                        cl.ranks, p.totalSteps, p.stepsPerEpoch,
+                        p.data->numSamples());
   if (const cuda::Device *d = arena.device())
     io.err << fmt::format("parameters {}, arena {} planned on the GPU ({} "
                           "kernels)\n",

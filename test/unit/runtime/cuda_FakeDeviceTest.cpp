@@ -75,52 +75,41 @@ protected:
   // with a broadcast B and padded leading dimensions, accumulating (beta 1)
   // over three runs (eager, captured, replayed), against the CPU's GEMM.
   template <typename T> void checkGemms(fb::DType dtype) {
-    for (bool transA : {false, true})
-      for (bool transB : {false, true}) {
-        TestGemm g;
-        g.dtype = dtype;
-        g.transA = transA;
-        g.transB = transB;
-        g.m = 3, g.n = 5, g.k = 4, g.batch = 2;
-        g.alpha = 0.5, g.beta = 1;
-        g.lda = (transA ? g.m : g.k) + 1;
-        g.ldb = (transB ? g.k : g.n) + 2;
-        g.ldc = g.n + 1;
-        g.strideA = 32, g.strideB = 0, g.strideC = 24;
-        g.a = 0, g.b = 512, g.c = 1024;
-        spec.functions[0].steps = {TestStep::matmul(g)};
-        device.reset();
-        Result<std::unique_ptr<cuda::Device>> d = open();
-        ASSERT_TRUE(d.ok()) << d.status().message();
-        device = d.take();
-        std::vector<T> arena(2048 / sizeof(T));
-        for (size_t i = 0; i < arena.size(); ++i)
-          arena[i] = T(std::sin(double(i) * 0.7));
-        std::vector<uint8_t> bytes = bytesOf(arena);
-        ASSERT_TRUE(device->upload(0, bytes.data(), bytes.size()).ok());
-        std::vector<T> expected = arena;
-        T *e = expected.data();
-        for (int run = 0; run < 3; ++run) {
-          ASSERT_TRUE(device->run(0).ok());
-          if constexpr (sizeof(T) == 4)
-            modelc_gemm_f32(transA, transB, g.m, g.n, g.k, float(g.alpha),
-                            e + g.a / 4, g.lda, g.strideA, e + g.b / 4, g.ldb,
-                            g.strideB, float(g.beta), e + g.c / 4, g.ldc,
-                            g.strideC, g.batch);
-          else
-            modelc_gemm_f64(transA, transB, g.m, g.n, g.k, g.alpha, e + g.a / 8,
-                            g.lda, g.strideA, e + g.b / 8, g.ldb, g.strideB,
-                            g.beta, e + g.c / 8, g.ldc, g.strideC, g.batch);
-        }
-        std::vector<T> actual(arena.size());
-        ASSERT_TRUE(device->download(0, actual.data(), bytes.size()).ok());
-        double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-12;
-        for (size_t i = 0; i < arena.size(); ++i)
-          ASSERT_NEAR(actual[i], expected[i],
-                      tolerance * std::max(1.0, std::abs(double(expected[i]))))
-              << "element " << i << " transA " << transA << " transB "
-              << transB;
+    for (const TestGemm &g : transposeGemms(dtype)) {
+      spec.functions[0].steps = {TestStep::matmul(g)};
+      device.reset();
+      Result<std::unique_ptr<cuda::Device>> d = open();
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      device = d.take();
+      std::vector<T> arena(2048 / sizeof(T));
+      for (size_t i = 0; i < arena.size(); ++i)
+        arena[i] = T(std::sin(double(i) * 0.7));
+      std::vector<uint8_t> bytes = bytesOf(arena);
+      ASSERT_TRUE(device->upload(0, bytes.data(), bytes.size()).ok());
+      std::vector<T> expected = arena;
+      T *e = expected.data();
+      for (int run = 0; run < 3; ++run) {
+        ASSERT_TRUE(device->run(0).ok());
+        if constexpr (sizeof(T) == 4)
+          modelc_gemm_f32(g.transA, g.transB, g.m, g.n, g.k, float(g.alpha),
+                          e + g.a / 4, g.lda, g.strideA, e + g.b / 4, g.ldb,
+                          g.strideB, float(g.beta), e + g.c / 4, g.ldc,
+                          g.strideC, g.batch);
+        else
+          modelc_gemm_f64(g.transA, g.transB, g.m, g.n, g.k, g.alpha,
+                          e + g.a / 8, g.lda, g.strideA, e + g.b / 8, g.ldb,
+                          g.strideB, g.beta, e + g.c / 8, g.ldc, g.strideC,
+                          g.batch);
       }
+      std::vector<T> actual(arena.size());
+      ASSERT_TRUE(device->download(0, actual.data(), bytes.size()).ok());
+      double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-12;
+      for (size_t i = 0; i < arena.size(); ++i)
+        ASSERT_NEAR(actual[i], expected[i],
+                    tolerance * std::max(1.0, std::abs(double(expected[i]))))
+            << "element " << i << " transA " << g.transA << " transB "
+            << g.transB;
+    }
   }
 
   ScopedEnv libcuda_{"MODELC_LIBCUDA", MODELC_FAKE_CUDA};

@@ -51,6 +51,26 @@ buildGpu(flatbuffers::FlatBufferBuilder &fbb, const GpuProgramSpec &spec) {
 
 } // namespace
 
+std::vector<TestGemm> transposeGemms(modelc::manifest::DType dtype) {
+  std::vector<TestGemm> gemms;
+  for (bool transA : {false, true})
+    for (bool transB : {false, true}) {
+      TestGemm g;
+      g.dtype = dtype;
+      g.transA = transA;
+      g.transB = transB;
+      g.m = 3, g.n = 5, g.k = 4, g.batch = 2;
+      g.alpha = 0.5, g.beta = 1;
+      g.lda = (transA ? g.m : g.k) + 1;
+      g.ldb = (transB ? g.k : g.n) + 2;
+      g.ldc = g.n + 1;
+      g.strideA = 32, g.strideB = 0, g.strideC = 24;
+      g.a = 0, g.b = 512, g.c = 1024;
+      gemms.push_back(g);
+    }
+  return gemms;
+}
+
 std::vector<uint8_t> buildGpuManifest(const GpuProgramSpec &spec) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fb::Function>> functions = {

@@ -66,6 +66,12 @@ struct GpuProgramSpec {
       {"update", {TestStep::launch(0)}}};
 };
 
+/// Row-major GEMMs of every transpose combination, batched (2) with a
+/// broadcast B, padded leading dimensions and beta 1, in a 2048-byte arena
+/// (A at 0, B at 512, C at 1024): what the fake and the real-GPU tests
+/// check against the CPU's GEMM.
+std::vector<TestGemm> transposeGemms(modelc::manifest::DType dtype);
+
 std::vector<uint8_t> buildGpuManifest(const GpuProgramSpec &spec);
 
 /// Loads the manifest of `spec` (it must verify as a manifest).

@@ -79,7 +79,9 @@ private:
 };
 
 const GpuBackend emulated{
-    [] { return cuda::Probe{1, ""}; },
+    [] {
+      return cuda::Probe{1, ""};
+    },
     [](int, const Manifest &m) -> Result<std::unique_ptr<cuda::Device>> {
       return std::unique_ptr<cuda::Device>(std::make_unique<EmulatedDevice>(m));
     }};
@@ -182,8 +184,8 @@ TEST_F(EmulatedGpu, SendsTheNextBatchDuringTheStep) {
 
 TEST_F(EmulatedGpu, CheckpointAndResumeAreBitwiseIdentical) {
   options.accumulate = 2;
-  RunResult full = run({"--gpus", "1", "--epochs", "3", "--save",
-                        path("full.safetensors")});
+  RunResult full =
+      run({"--gpus", "1", "--epochs", "3", "--save", path("full.safetensors")});
   ASSERT_EQ(full.code, 0) << full.err;
   // SIGTERM during step 7 (its first micro-batch): step 7 ends, its
   // checkpoint is written, and the batch fetched ahead for step 8 is not
@@ -194,14 +196,13 @@ TEST_F(EmulatedGpu, CheckpointAndResumeAreBitwiseIdentical) {
   raiseSignalAt(0, 0);
   ASSERT_EQ(stopped.code, 143) << stopped.err;
   // A checkpoint written on the device resumes on the CPU too.
-  RunResult onCpu = run({"--cpu", "--epochs", "3", "--resume",
-                         path("ck"), "--save", path("cpu.safetensors")});
+  RunResult onCpu = run({"--cpu", "--epochs", "3", "--resume", path("ck"),
+                         "--save", path("cpu.safetensors")});
   ASSERT_EQ(onCpu.code, 0) << onCpu.err;
   EXPECT_EQ(readFile(path("full.safetensors")),
             readFile(path("cpu.safetensors")));
-  RunResult resumed =
-      run({"--gpus", "1", "--epochs", "3", "--resume", path("ck"), "--save",
-           path("resumed.safetensors")});
+  RunResult resumed = run({"--gpus", "1", "--epochs", "3", "--resume",
+                           path("ck"), "--save", path("resumed.safetensors")});
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_EQ(readFile(path("full.safetensors")),
             readFile(path("resumed.safetensors")));
@@ -219,10 +220,10 @@ TEST_F(EmulatedGpu, EvalAndInferGiveTheCpuResults) {
     RunResult e = run(eval);
     ASSERT_EQ(e.code, 0) << e.err;
     std::ofstream(path("eval-" + tag + ".txt")) << e.out;
-    std::vector<std::string> infer{"infer",    "predict1",
+    std::vector<std::string> infer{"infer",     "predict1",
                                    "--weights", path("w.safetensors"),
-                                   "--input",  "x=" + path("eval_x.npy"),
-                                   "--output", path("y-" + tag + ".npy")};
+                                   "--input",   "x=" + path("eval_x.npy"),
+                                   "--output",  path("y-" + tag + ".npy")};
     infer.insert(infer.end(), flags.begin(), flags.end());
     RunResult i = run(infer);
     ASSERT_EQ(i.code, 0) << i.err;
