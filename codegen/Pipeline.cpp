@@ -11,7 +11,9 @@
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -123,7 +125,15 @@ InputStage detectInputStage(ModuleOp module) {
 
 LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
                           InputStage from, PipelineEnd to) {
+  // One timer for both pass managers: --mlir-timing reports them together.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope root = timing.getRootScope();
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  TimingScope kernelsTimer = root.nest("to the kernels");
+  pm.enableTiming(kernelsTimer);
   if (from == InputStage::Mdl)
     buildMdlToLinalgPipeline(pm, options);
   if (to != PipelineEnd::Linalg) {
@@ -140,11 +150,18 @@ LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
     return success();
   // The GPU program comes from a clone of the outlined module, so the CPU
   // lowering sees it as it is; the manifest it writes takes the program.
-  if (options.gpu && failed(buildGpuProgram(module, *options.gpu)))
-    return failure();
+  if (options.gpu) {
+    TimingScope gpuTimer = root.nest("GPU program");
+    if (failed(buildGpuProgram(module, *options.gpu, &gpuTimer)))
+      return failure();
+  }
   if (to == PipelineEnd::GpuProgram)
     return success();
   PassManager cpu(module.getContext(), ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(cpu)))
+    return failure();
+  TimingScope cpuTimer = root.nest("CPU lowering");
+  cpu.enableTiming(cpuTimer);
   cpu.addPass(createMdlLowerToCpu());
   return cpu.run(module);
 }

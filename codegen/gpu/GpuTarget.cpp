@@ -94,10 +94,12 @@ void registerGpuDialects(DialectRegistry &registry) {
   ub::registerConvertUBToLLVMInterface(registry);
 }
 
-LogicalResult buildGpuProgram(ModuleOp module,
-                              const GpuTargetOptions &options) {
+LogicalResult buildGpuProgram(ModuleOp module, const GpuTargetOptions &options,
+                              TimingScope *timing) {
   OwningOpRef<ModuleOp> gpuModule = module.clone();
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  if (timing)
+    pm.enableTiming(*timing);
   pm.addPass(createMdlLowerToGpu());
   MdlSerializeGpuOptions serialize;
   serialize.archs = options.archs;

@@ -6,6 +6,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -38,9 +39,11 @@ void registerGpuDialects(mlir::DialectRegistry &registry);
 
 /// Runs --mdl-lower-to-gpu and --mdl-serialize-gpu on a clone of `module`
 /// (which the CPU lowering then gets untouched) and sets the clone's GPU
-/// program on `module` as kGpuProgramAttrName.
+/// program on `module` as kGpuProgramAttrName. With `timing`, the passes
+/// report under it (--mlir-timing).
 mlir::LogicalResult buildGpuProgram(mlir::ModuleOp module,
-                                    const GpuTargetOptions &options);
+                                    const GpuTargetOptions &options,
+                                    mlir::TimingScope *timing = nullptr);
 
 /// One image of the GPU program: PTX text or a cubin for one architecture.
 struct GpuImage {

@@ -368,6 +368,9 @@ void showDebugInfoOption() {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerAsmPrinterCLOptions();
+  // --mlir-timing (hidden): where the compile time goes, pass by pass.
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   showDebugInfoOption();
   cl::HideUnrelatedOptions(modelcCategory);
   cl::ParseCommandLineOptions(argc, argv,
