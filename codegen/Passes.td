@@ -22,6 +22,21 @@ def MdlLowerToLinalg : Pass<"mdl-lower-to-linalg", "mlir::ModuleOp"> {
     "mlir::scf::SCFDialect", "mlir::mdlrt::MdlrtDialect"];
 }
 
+def MdlFuseElementwise : Pass<"mdl-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuse chains of elementwise linalg.generic ops on tensors";
+  let description = [{
+    A `linalg.generic` whose loops are all parallel and whose one result has
+    one use, by another all-parallel `linalg.generic` that reads it element
+    for element (its indexing map for that operand is a permutation), is
+    merged into its user (upstream's elementwise fusion with that control):
+    one loop nest (one kernel) instead of two and no temporary between
+    them. Nothing is fused into reductions, through broadcasts or into
+    several users, so no element is computed twice and the arithmetic of
+    each element is exactly the unfused one.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def MdlGemmToLibrary : Pass<"mdl-gemm-to-library", "mlir::ModuleOp"> {
   let summary = "Turn the linalg matmul family on memrefs into mdlrt.gemm";
   let description = [{

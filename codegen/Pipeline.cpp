@@ -74,6 +74,9 @@ void buildMdlToLinalgPipeline(OpPassManager &pm,
 }
 
 void buildLinalgToKernelsPipeline(OpPassManager &pm) {
+  // Elementwise chains become one loop nest (one kernel) before
+  // bufferization, so their temporaries are never allocated.
+  pm.addPass(createMdlFuseElementwise());
   pm.addPass(createBufferizePass());
   // Folds the copies and casts bufferization leaves, so that matmuls see
   // their real operands and the plan sees fewer temporaries.

@@ -29,8 +29,8 @@ void buildMdlToLinalgPipeline(mlir::OpPassManager &pm,
                               const PipelineOptions &options);
 
 /// From linalg on tensors to the outlined kernels that every target takes:
-/// bufferization, mdl-gemm-to-library, mdl-plan-memory, cse,
-/// mdl-outline-kernels.
+/// mdl-fuse-elementwise, bufferization, mdl-gemm-to-library,
+/// mdl-plan-memory, cse, mdl-outline-kernels.
 void buildLinalgToKernelsPipeline(mlir::OpPassManager &pm);
 
 /// From linalg on tensors to the LLVM dialect with the ABI's globals:

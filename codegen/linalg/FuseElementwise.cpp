@@ -1,0 +1,52 @@
+// --mdl-fuse-elementwise: chains of elementwise linalg.generic ops on tensors
+// become one generic (Passes.td), through upstream's elementwise fusion
+// with a control that keeps the arithmetic of every element as it was.
+#include "codegen/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace modelc {
+#define GEN_PASS_DEF_MDLFUSEELEMENTWISE
+#include "codegen/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+
+namespace {
+
+bool isElementwise(linalg::GenericOp op) {
+  return op.getNumLoops() == op.getNumParallelLoops() && op.getNumLoops() > 0;
+}
+
+/// Fuses producer into consumer through `operand` only for an elementwise
+/// chain: both all-parallel, the producer's one result used once, and read
+/// by the consumer element for element.
+bool isElementwiseChain(OpOperand *operand) {
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  if (!producer || !consumer || producer->getNumResults() != 1 ||
+      !producer->hasOneUse() || !isElementwise(producer) ||
+      !isElementwise(consumer))
+    return false;
+  return consumer.getMatchingIndexingMap(operand).isPermutation();
+}
+
+struct MdlFuseElementwisePass
+    : modelc::impl::MdlFuseElementwiseBase<MdlFuseElementwisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(patterns, isElementwiseChain);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    GreedyRewriteConfig config;
+    // Only the fusion itself: no region simplification on the way.
+    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(applyPatternsAndFoldGreedily(func, frozen, config)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
