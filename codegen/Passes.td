@@ -26,13 +26,14 @@ def MdlFuseElementwise : Pass<"mdl-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Fuse chains of elementwise linalg.generic ops on tensors";
   let description = [{
     A `linalg.generic` whose loops are all parallel and whose one result has
-    one use, by another all-parallel `linalg.generic` that reads it element
-    for element (its indexing map for that operand is a permutation), is
-    merged into its user (upstream's elementwise fusion with that control):
-    one loop nest (one kernel) instead of two and no temporary between
-    them. Nothing is fused into reductions, through broadcasts or into
-    several users, so no element is computed twice and the arithmetic of
-    each element is exactly the unfused one.
+    one use, as an input of another `linalg.generic` (elementwise or a
+    reduction) that reads it element for element (its indexing map for that
+    operand is a permutation), is merged into its user (upstream's
+    elementwise fusion with that control): one loop nest (one kernel)
+    instead of two and no temporary between them, in the user's loop order.
+    Nothing is fused through broadcasts, into initial values or into several
+    users, so no element is computed twice and the arithmetic of each
+    element is exactly the unfused one.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }

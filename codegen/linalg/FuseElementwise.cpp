@@ -21,15 +21,16 @@ bool isElementwise(linalg::GenericOp op) {
   return op.getNumLoops() == op.getNumParallelLoops() && op.getNumLoops() > 0;
 }
 
-/// Fuses producer into consumer through `operand` only for an elementwise
-/// chain: both all-parallel, the producer's one result used once, and read
-/// by the consumer element for element.
+/// Fuses producer into consumer through `operand` only when the producer is
+/// all-parallel with its one result used once, and the consumer (elementwise
+/// or a reduction) reads it element for element as an input: each element
+/// is then computed once, in the consumer's loop order.
 bool isElementwiseChain(OpOperand *operand) {
   auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
   if (!producer || !consumer || producer->getNumResults() != 1 ||
       !producer->hasOneUse() || !isElementwise(producer) ||
-      !isElementwise(consumer))
+      !consumer.isDpsInput(operand))
     return false;
   return consumer.getMatchingIndexingMap(operand).isPermutation();
 }

@@ -1,7 +1,8 @@
 // --mdl-fuse-elementwise: an elementwise generic used once, element for
-// element, by another elementwise generic is merged into it; broadcasts,
-// reductions and producers with several users stay apart, so no element is
-// computed twice and each element's arithmetic is unchanged.
+// element, as an input of another generic (elementwise or a reduction) is
+// merged into it; broadcasts, initial values and producers with several
+// users stay apart, so no element is computed twice and each element's
+// arithmetic is unchanged.
 // RUN: modelc-opt %s --mdl-fuse-elementwise --split-input-file | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -103,11 +104,15 @@ func.func @broadcast_stays(%v: tensor<4xf32>, %x: tensor<4x8xf32>) -> tensor<4x8
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
-// Not fused: the user is a reduction (its loop order and the kernels'
-// thread mapping stay those of the unfused reduction).
-// CHECK-LABEL: func.func @reduction_stays
-// CHECK-COUNT-2: linalg.generic
-func.func @reduction_stays(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+// A reduction that reads the producer element for element: fused, the
+// producer's op first in the body, the reduction's loops unchanged.
+// CHECK-LABEL: func.func @into_reduction
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK: math.exp
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: linalg.generic
+func.func @into_reduction(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4x8xf32>
   %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
@@ -117,6 +122,32 @@ func.func @reduction_stays(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> tensor<
   } -> tensor<4x8xf32>
   %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%a : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %acc, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Not fused: the producer is the reduction's initial value (its output),
+// not an input.
+// CHECK-LABEL: func.func @init_stays
+// CHECK-COUNT-2: linalg.generic
+func.func @init_stays(%v: tensor<4xf32>, %x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %e1 = tensor.empty() : tensor<4xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%v : tensor<4xf32>) outs(%e1 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%a : tensor<4xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %r = arith.addf %acc, %in : f32
     linalg.yield %r : f32
