@@ -118,15 +118,7 @@ protected:
       ASSERT_TRUE(status.ok()) << status.message();
       for (uint64_t i = 0; i < kAddOneCount; ++i)
         x[i] += 2;
-      if constexpr (sizeof(T) == 4)
-        modelc_gemm_f32(g.transA, g.transB, g.m, g.n, g.k, float(g.alpha),
-                        e + g.a / 4, g.lda, g.strideA, e + g.b / 4, g.ldb,
-                        g.strideB, float(g.beta), e + g.c / 4, g.ldc, g.strideC,
-                        g.batch);
-      else
-        modelc_gemm_f64(g.transA, g.transB, g.m, g.n, g.k, g.alpha, e + g.a / 8,
-                        g.lda, g.strideA, e + g.b / 8, g.ldb, g.strideB, g.beta,
-                        e + g.c / 8, g.ldc, g.strideC, g.batch);
+      referenceGemm(g, e);
     }
     ASSERT_TRUE(device->run(1).ok());
     for (uint64_t i = 0; i < kAddOneCount; ++i)
@@ -135,12 +127,7 @@ protected:
     ASSERT_TRUE(synced.ok()) << synced.message();
     std::vector<T> actual(arena.size());
     ASSERT_TRUE(device->download(0, actual.data(), 4096).ok());
-    double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-12;
-    for (size_t i = 0; i < arena.size(); ++i)
-      ASSERT_NEAR(actual[i], expected[i],
-                  tolerance * std::max(1.0, std::abs(double(expected[i]))))
-          << "element " << i << " transA " << g.transA << " transB "
-          << g.transB;
+    expectGemmResult(actual, expected, g);
   }
 
   template <typename T> void checkAllTransposes(fb::DType dtype) {

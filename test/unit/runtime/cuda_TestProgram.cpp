@@ -1,7 +1,12 @@
 // Builds the manifest of cuda_TestProgram.h with FlatBufferBuilder.
 #include "cuda_TestProgram.h"
 
+#include <modelc/ProgramABI.h>
+
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include <cstdlib>
 
@@ -70,6 +75,37 @@ std::vector<TestGemm> transposeGemms(modelc::manifest::DType dtype) {
     }
   return gemms;
 }
+
+template <typename T> void referenceGemm(const TestGemm &g, T *e) {
+  if constexpr (sizeof(T) == 4)
+    modelc_gemm_f32(g.transA, g.transB, g.m, g.n, g.k, float(g.alpha),
+                    e + g.a / 4, g.lda, g.strideA, e + g.b / 4, g.ldb,
+                    g.strideB, float(g.beta), e + g.c / 4, g.ldc, g.strideC,
+                    g.batch);
+  else
+    modelc_gemm_f64(g.transA, g.transB, g.m, g.n, g.k, g.alpha, e + g.a / 8,
+                    g.lda, g.strideA, e + g.b / 8, g.ldb, g.strideB, g.beta,
+                    e + g.c / 8, g.ldc, g.strideC, g.batch);
+}
+template void referenceGemm<float>(const TestGemm &, float *);
+template void referenceGemm<double>(const TestGemm &, double *);
+
+template <typename T>
+void expectGemmResult(const std::vector<T> &actual,
+                      const std::vector<T> &expected, const TestGemm &g) {
+  ASSERT_EQ(actual.size(), expected.size());
+  double tolerance = sizeof(T) == 4 ? 1e-5 : 1e-12;
+  for (size_t i = 0; i < actual.size(); ++i)
+    ASSERT_NEAR(actual[i], expected[i],
+                tolerance * std::max(1.0, std::abs(double(expected[i]))))
+        << "element " << i << " transA " << g.transA << " transB " << g.transB;
+}
+template void expectGemmResult<float>(const std::vector<float> &,
+                                      const std::vector<float> &,
+                                      const TestGemm &);
+template void expectGemmResult<double>(const std::vector<double> &,
+                                       const std::vector<double> &,
+                                       const TestGemm &);
 
 std::vector<uint8_t> buildGpuManifest(const GpuProgramSpec &spec) {
   flatbuffers::FlatBufferBuilder fbb;

@@ -72,6 +72,15 @@ struct GpuProgramSpec {
 /// check against the CPU's GEMM.
 std::vector<TestGemm> transposeGemms(modelc::manifest::DType dtype);
 
+/// The CPU's GEMM (modelc_gemm_f32 or _f64) of `g` on `arena`, whose
+/// elements are floats or doubles.
+template <typename T> void referenceGemm(const TestGemm &g, T *arena);
+/// Every element of `actual` within 1e-5 (f32) or 1e-12 (f64) of
+/// `expected`, relative to max(1, |expected|); the failure names `g`.
+template <typename T>
+void expectGemmResult(const std::vector<T> &actual,
+                      const std::vector<T> &expected, const TestGemm &g);
+
 std::vector<uint8_t> buildGpuManifest(const GpuProgramSpec &spec);
 
 /// Loads the manifest of `spec` (it must verify as a manifest).
