@@ -2,6 +2,7 @@
 // mdl.train (normalised by the frontend, docs/language.md) read field by
 // field into the schema's tables.
 #include "codegen/manifest/ManifestEntries.h"
+#include "codegen/manifest/ValueChecks.h"
 
 #include "dialects/mdl/MdlOps.h"
 
@@ -218,14 +219,44 @@ writeInferEntries(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module) {
     auto name = fbb.CreateString(infer.getSymName().str());
     auto inputs = fbb.CreateVectorOfStrings(strings(infer.getInputs()));
     auto outputs = fbb.CreateVectorOfStrings(strings(infer.getOutputs()));
+    std::vector<flatbuffers::Offset<fb::ValueCheck>> checks;
+    Region &body = infer.getBodyRegion();
+    if (!body.empty())
+      for (BlockArgument arg : body.getArguments())
+        appendValueChecks(fbb, findValueChecks(arg), arg.getArgNumber(),
+                          checks);
+    auto checkTables = fbb.CreateVector(checks);
     fb::InferEntryBuilder entry(fbb);
     entry.add_name(name);
     entry.add_batch(inferBatchSize(module, infer));
     entry.add_inputs(inputs);
     entry.add_outputs(outputs);
+    entry.add_checks(checkTables);
     entries.push_back(entry.Finish());
   }
   return fbb.CreateVector(entries);
+}
+
+void appendValueChecks(flatbuffers::FlatBufferBuilder &fbb,
+                       const std::vector<ValueCheck> &checks, uint32_t input,
+                       std::vector<flatbuffers::Offset<fb::ValueCheck>> &out) {
+  for (const ValueCheck &check : checks) {
+    auto starts = fbb.CreateVector(check.starts);
+    auto limits = fbb.CreateVector(check.limits);
+    auto strides = fbb.CreateVector(check.strides);
+    auto use = fbb.CreateString(check.use);
+    fb::ValueCheckBuilder table(fbb);
+    table.add_input(input);
+    table.add_starts(starts);
+    table.add_limits(limits);
+    table.add_strides(strides);
+    table.add_min(check.min);
+    table.add_end(check.end);
+    table.add_has_ignore(check.ignore.has_value());
+    table.add_ignore(check.ignore.value_or(0));
+    table.add_use(use);
+    out.push_back(table.Finish());
+  }
 }
 
 } // namespace modelc

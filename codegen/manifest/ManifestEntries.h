@@ -9,6 +9,8 @@
 
 namespace modelc {
 
+struct ValueCheck;
+
 template <typename T>
 using FlatTables =
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<T>>>;
@@ -20,6 +22,11 @@ writeTrainEntries(flatbuffers::FlatBufferBuilder &fbb, mlir::ModuleOp module);
 /// One InferEntry per mdl.infer, in module order.
 mlir::FailureOr<FlatTables<manifest::InferEntry>>
 writeInferEntries(flatbuffers::FlatBufferBuilder &fbb, mlir::ModuleOp module);
+
+/// Appends the ValueCheck tables of `checks` to `out`, each with `input`.
+void appendValueChecks(flatbuffers::FlatBufferBuilder &fbb,
+                       const std::vector<ValueCheck> &checks, uint32_t input,
+                       std::vector<flatbuffers::Offset<manifest::ValueCheck>> &out);
 
 /// The GpuProgram of the module attribute `mdl.gpu_program` that
 /// --mdl-serialize-gpu sets (docs/codegen/gpu.md); `symbols` are the

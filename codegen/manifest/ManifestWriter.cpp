@@ -3,6 +3,7 @@
 // function table and, for the cuda target, the GPU program (ManifestGpu.cpp).
 #include "codegen/manifest/ManifestWriter.h"
 #include "codegen/manifest/ManifestEntries.h"
+#include "codegen/manifest/ValueChecks.h"
 
 #include "dialects/mdl/MdlOps.h"
 
@@ -151,10 +152,35 @@ public:
     return success();
   }
 
+  /// The value checks on each field of data set `name`, from the bodies of
+  /// the train entries that read it as their data or eval data (their block
+  /// arguments are the fields, in order).
+  std::vector<std::vector<ValueCheck>> fieldChecks(StringRef name,
+                                                   size_t numFields) {
+    std::vector<std::vector<ValueCheck>> checks(numFields);
+    for (auto train : module.getOps<mdl::TrainOp>()) {
+      StringAttr evalData;
+      if (auto eval = train.getSettings().getAs<DictionaryAttr>("eval"))
+        evalData = eval.getAs<StringAttr>("data");
+      if (train.getData() != name && !(evalData && evalData == name))
+        continue;
+      Region &body = train.getBodyRegion();
+      if (body.empty() || body.getNumArguments() != numFields)
+        continue;
+      for (BlockArgument arg : body.getArguments())
+        for (ValueCheck &check : findValueChecks(arg))
+          if (!llvm::is_contained(checks[arg.getArgNumber()], check))
+            checks[arg.getArgNumber()].push_back(std::move(check));
+    }
+    return checks;
+  }
+
   LogicalResult addDataSets() {
     for (auto data : module.getOps<mdl::DataOp>()) {
       std::vector<flatbuffers::Offset<fb::Field>> fields;
-      for (mdl::FieldOp field : data.getFields()) {
+      std::vector<std::vector<ValueCheck>> checks = fieldChecks(
+          data.getSymName(), size_t(llvm::range_size(data.getFields())));
+      for (auto [index, field] : llvm::enumerate(data.getFields())) {
         auto type = cast<RankedTensorType>(field.getType());
         std::optional<fb::DType> dtype = getDType(type.getElementType());
         if (!dtype)
@@ -166,6 +192,9 @@ public:
         // `inner` is the underlying source of windows and the source itself
         // otherwise.
         fb::SourceKind source = getSourceKind(field.getSource());
+        std::vector<flatbuffers::Offset<fb::ValueCheck>> checkTables;
+        appendValueChecks(fbb, checks[index], 0, checkTables);
+        auto checkVector = fbb.CreateVector(checkTables);
         fb::FieldBuilder entry(fbb);
         entry.add_name(name);
         entry.add_dtype(*dtype);
@@ -174,6 +203,7 @@ public:
         entry.add_inner(source);
         entry.add_path(path);
         entry.add_key(key);
+        entry.add_checks(checkVector);
         fields.push_back(entry.Finish());
       }
       dataSets.push_back(fb::CreateDataSetDirect(

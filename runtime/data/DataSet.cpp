@@ -5,6 +5,51 @@
 
 namespace modelc::rt {
 
+namespace {
+
+/// Runs the value checks of `spec` on every sample of `source`.
+Status checkValues(const FieldSpec &spec, const FieldSource &source) {
+  if (spec.checks.empty())
+    return Status();
+  int64_t sampleElements = 1;
+  for (int64_t d : spec.shape)
+    sampleElements *= d;
+  // Where sample i starts in the file's array, in elements: windows overlap
+  // by one token.
+  int64_t stride = spec.kind == FieldSpec::Kind::Windows && !spec.shape.empty()
+                       ? spec.shape[0] - 1
+                       : sampleElements;
+  for (const ValueCheck &check : spec.checks)
+    if (!check.fits(spec.shape))
+      return Status::error(
+          fmt::format("internal error: the program's manifest is corrupt (a "
+                      "value check of field '{}' does not fit its shape); "
+                      "rebuild it with modelc",
+                      spec.name),
+          kExitInternal);
+  std::vector<uint8_t> sample(source.sampleBytes());
+  for (int64_t i = 0; i < source.numSamples(); ++i) {
+    source.readSample(i, sample.data());
+    for (const ValueCheck &check : spec.checks) {
+      std::optional<BadValue> bad =
+          findBadValue(check, spec.dtype, spec.shape, sample.data());
+      if (!bad)
+        continue;
+      return Status::error(fmt::format(
+          "{}: element {} (sample {}{} of field '{}') is {}, outside {} for "
+          "{}",
+          spec.path, i * stride + bad->element, i,
+          spec.shape.empty()
+              ? ""
+              : ", index " + formatIndex(bad->element, spec.shape),
+          spec.name, bad->value, check.rangeText(), check.use));
+    }
+  }
+  return Status();
+}
+
+} // namespace
+
 DataSet::DataSet(std::string name, std::vector<FieldSpec> fields,
                  std::vector<std::unique_ptr<FieldSource>> sources,
                  int64_t numSamples)
@@ -33,6 +78,9 @@ Result<DataSet> DataSet::open(const std::string &name,
   if (numSamples == 0)
     return Status::error(fmt::format(
         "data set '{}' has no samples ({} is empty)", name, fields[0].path));
+  for (size_t f = 0; f < fields.size(); ++f)
+    if (Status status = checkValues(fields[f], *sources[f]); !status)
+      return status;
   return DataSet(name, std::move(fields), std::move(sources), numSamples);
 }
 

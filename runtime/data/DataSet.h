@@ -9,7 +9,9 @@ namespace modelc::rt {
 class DataSet {
 public:
   /// Opens every field; all must have the same number of samples, and at
-  /// least one. Errors name the data set, the fields, files and counts.
+  /// least one, and every sample must pass the field's value checks.
+  /// Errors name the data set, the fields, files and counts, or the file and
+  /// element of the first bad value.
   static Result<DataSet> open(const std::string &name,
                               std::vector<FieldSpec> fields);
 

@@ -3,6 +3,7 @@
 // windows over a token stream), opened and checked once at start-up.
 #pragma once
 
+#include "runtime/data/ValueCheck.h"
 #include "runtime/io/DType.h"
 #include "runtime/support/Status.h"
 
@@ -23,6 +24,7 @@ struct FieldSpec {
   Kind inner = Kind::File; // the token stream's source, for Windows
   std::string path;
   std::string key; // the npz member
+  std::vector<ValueCheck> checks; // on its values, checked at open
 };
 
 /// The samples of one field. Opening checked everything, so reading cannot

@@ -14,6 +14,8 @@ namespace modelc::rt {
 
 namespace {
 
+using Json = nlohmann::ordered_json;
+
 // The `.mdl` spelling of an initialiser.
 const char *initName(InitKind k) {
   switch (k) {
@@ -51,6 +53,44 @@ std::string sourceText(const FieldSpec &f) {
           ? fmt::format("npz(\"{}\", \"{}\")", f.path, f.key)
           : fmt::format("{}(\"{}\")", sourceKindName(kind), f.path);
   return f.kind == FieldSpec::Kind::Windows ? "windows(" + src + ")" : src;
+}
+
+/// "[0:128]" per axis (":S" for a stride), "" for a whole sample: which
+/// elements of a sample a value check reads.
+std::string boxText(const ValueCheck &c, const std::vector<int64_t> &shape) {
+  bool whole = true;
+  std::string text;
+  for (size_t i = 0; i < c.starts.size(); ++i) {
+    whole = whole && c.starts[i] == 0 && c.strides[i] == 1 &&
+            i < shape.size() && c.limits[i] == shape[i];
+    text += fmt::format("{}{}:{}{}", i ? ", " : "", c.starts[i], c.limits[i],
+                        c.strides[i] == 1 ? "" : fmt::format(":{}",
+                                                             c.strides[i]));
+  }
+  return whole ? "" : "[" + text + "] ";
+}
+
+/// "    checked: [0:128] in [0, 256) for the ids of ..." per check.
+void describeChecks(const std::vector<ValueCheck> &checks, size_t input,
+                    const std::vector<int64_t> &shape, std::ostream &out) {
+  for (const ValueCheck &c : checks)
+    if (c.input == input)
+      out << fmt::format("    checked: values {}in {} for {}\n", boxText(c, shape),
+                         c.rangeText(), c.use);
+}
+
+Json checksJson(const std::vector<ValueCheck> &checks, size_t input) {
+  Json list = Json::array();
+  for (const ValueCheck &c : checks)
+    if (c.input == input)
+      list.push_back({{"starts", c.starts},
+                      {"limits", c.limits},
+                      {"strides", c.strides},
+                      {"min", c.min},
+                      {"end", c.end},
+                      {"ignore", c.ignore ? Json(*c.ignore) : Json()},
+                      {"use", c.use}});
+  return list;
 }
 
 std::string optimizerText(const OptimizerInfo &o) {
@@ -103,11 +143,17 @@ void describeInfer(const Manifest &m, const InferInfo &e, std::ostream &out) {
   out << fmt::format("infer {}\n  batch {}\n", e.name, e.batch);
   auto io = [&](const char *what, Role role,
                 const std::vector<std::string> &names) {
-    for (const std::string &n : names) {
+    for (size_t k = 0; k < names.size(); ++k) {
+      const std::string &n = names[k];
       const BufferInfo *b = m.buffer(role, Phase::Infer, e.name, n);
       out << fmt::format("  {} {}: {}{}\n", what, n,
                          b ? dtypeName(b->dtype) : "?",
                          b ? formatShape(b->shape) : "");
+      if (role == Role::Input && b && !b->shape.empty())
+        describeChecks(e.checks, k,
+                       std::vector<int64_t>(b->shape.begin() + 1,
+                                            b->shape.end()),
+                       out);
     }
   };
   io("input", Role::Input, e.inputs);
@@ -150,10 +196,12 @@ void describeText(const Manifest &m, std::ostream &out) {
     describeInfer(m, e, out);
   out << "data\n";
   for (const DataSetInfo &d : m.datasets)
-    for (const FieldSpec &f : d.fields)
+    for (const FieldSpec &f : d.fields) {
       out << fmt::format("  {}.{}: {}{} = {}\n", d.name, f.name,
                          dtypeName(f.dtype), formatShape(f.shape),
                          sourceText(f));
+      describeChecks(f.checks, 0, f.shape, out);
+    }
 
   size_t nameWidth = 5, shapeWidth = 5;
   for (const ParamInfo &p : m.params) {
@@ -186,7 +234,6 @@ void describeText(const Manifest &m, std::ostream &out) {
 }
 
 void describeJson(const Manifest &m, std::ostream &out) {
-  using Json = nlohmann::ordered_json;
   Json j;
   j["source_name"] = m.sourceName;
   j["source_hash"] = m.sourceHash;
@@ -230,11 +277,15 @@ void describeJson(const Manifest &m, std::ostream &out) {
          {std::make_tuple("inputs", Role::Input, &e.inputs),
           std::make_tuple("outputs", Role::Output, &e.outputs)}) {
       Json list = Json::array();
-      for (const std::string &n : *names) {
+      for (size_t k = 0; k < names->size(); ++k) {
+        const std::string &n = (*names)[k];
         const BufferInfo *b = m.buffer(role, Phase::Infer, e.name, n);
-        list.push_back({{"name", n},
-                        {"dtype", b ? dtypeName(b->dtype) : ""},
-                        {"shape", b ? b->shape : std::vector<int64_t>()}});
+        Json item = {{"name", n},
+                     {"dtype", b ? dtypeName(b->dtype) : ""},
+                     {"shape", b ? b->shape : std::vector<int64_t>()}};
+        if (role == Role::Input)
+          item["checks"] = checksJson(e.checks, k);
+        list.push_back(item);
       }
       i[key] = list;
     }
@@ -248,7 +299,8 @@ void describeJson(const Manifest &m, std::ostream &out) {
       fields.push_back({{"name", f.name},
                         {"dtype", dtypeName(f.dtype)},
                         {"shape", f.shape},
-                        {"source", sourceText(f)}});
+                        {"source", sourceText(f)},
+                        {"checks", checksJson(f.checks, 0)}});
     datasets.push_back({{"name", d.name}, {"fields", fields}});
   }
   j["datasets"] = datasets;

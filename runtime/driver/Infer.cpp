@@ -88,6 +88,30 @@ readInputs(const InferInfo &e, const std::vector<const BufferInfo *> &buffers,
                       in.path, dtypeName(b.dtype),
                       row.empty() ? "]" : ", " + formatShape(row).substr(1),
                       dtypeName(a->dtype), formatShape(a->shape)));
+    for (const ValueCheck &check : e.checks) {
+      if (check.input != i)
+        continue;
+      if (!check.fits(row))
+        return Status::error(
+            fmt::format("internal error: the program's manifest is corrupt "
+                        "(a value check of input '{}' does not fit its "
+                        "shape); rebuild it with modelc",
+                        in.field),
+            kExitInternal);
+      size_t rowBytes = size_t(checkedByteSize(row, b.dtype).value_or(0));
+      for (int64_t r = 0; r < a->shape[0]; ++r) {
+        std::optional<BadValue> bad = findBadValue(
+            check, b.dtype, row, a->bytes.data() + size_t(r) * rowBytes);
+        if (bad)
+          return Status::error(fmt::format(
+              "--input {}={}: element {} (row {}{}) is {}, outside {} for {}",
+              in.field, in.path,
+              int64_t(r * (rowBytes / dtypeSize(b.dtype))) + bad->element, r,
+              row.empty() ? "" : ", index " + formatIndex(bad->element, row),
+              bad->value,
+              check.rangeText(), check.use));
+      }
+    }
     arrays[i] = a.take();
   }
   for (size_t i = 0; i < seen.size(); ++i)

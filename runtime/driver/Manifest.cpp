@@ -50,6 +50,26 @@ FieldSpec::Kind kindOf(fb::SourceKind k) {
   return static_cast<FieldSpec::Kind>(static_cast<int>(k));
 }
 
+std::vector<ValueCheck> checksOf(
+    const flatbuffers::Vector<flatbuffers::Offset<fb::ValueCheck>> *v) {
+  std::vector<ValueCheck> out;
+  if (v)
+    for (const fb::ValueCheck *c : *v) {
+      ValueCheck check;
+      check.input = c->input();
+      check.starts = values(c->starts());
+      check.limits = values(c->limits());
+      check.strides = values(c->strides());
+      check.min = c->min();
+      check.end = c->end();
+      if (c->has_ignore())
+        check.ignore = c->ignore();
+      check.use = str(c->use());
+      out.push_back(std::move(check));
+    }
+  return out;
+}
+
 Status copyBuffers(const fb::Program &p, Manifest &m) {
   if (!p.buffers())
     return Status();
@@ -142,6 +162,11 @@ Status copyDataSets(const fb::Program &p, Manifest &m) {
         spec.inner = kindOf(f->inner());
         spec.path = str(f->path());
         spec.key = str(f->key());
+        spec.checks = checksOf(f->checks());
+        for (const ValueCheck &check : spec.checks)
+          if (!check.fits(spec.shape))
+            return corrupt("a value check of field " + spec.name +
+                           " does not fit its shape");
         set.fields.push_back(std::move(spec));
       }
     m.datasets.push_back(std::move(set));
@@ -209,9 +234,13 @@ Status copyEntries(const fb::Program &p, Manifest &m) {
   if (p.infer())
     for (const fb::InferEntry *i : *p.infer()) {
       InferInfo e{str(i->name()), i->batch(), strings(i->inputs()),
-                  strings(i->outputs())};
+                  strings(i->outputs()), checksOf(i->checks())};
       if (e.batch < 1)
         return corrupt("infer entry " + e.name + " has no batch");
+      for (const ValueCheck &check : e.checks)
+        if (check.input >= e.inputs.size())
+          return corrupt("a value check of infer entry " + e.name +
+                         " names no input");
       m.infer.push_back(std::move(e));
     }
   return Status();

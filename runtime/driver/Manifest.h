@@ -95,6 +95,7 @@ struct InferInfo {
   std::string name;
   int64_t batch = 0;
   std::vector<std::string> inputs, outputs;
+  std::vector<ValueCheck> checks; // on the inputs' values (check.input)
 };
 
 struct Manifest {
