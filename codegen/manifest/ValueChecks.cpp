@@ -99,12 +99,17 @@ public:
       : type(type), checks(checks) {}
 
   /// Visits the uses of `v`, which holds `box` of the argument. `depth`
-  /// bounds the walk on a pathological graph (each step is one op).
+  /// and a budget of visits bound the walk on a pathological graph (a
+  /// chain of concat(x, x) has exponentially many paths); stopping early
+  /// only leaves checks out.
   void visit(Value v, const Box &box, unsigned depth = 0) {
     if (depth > 256)
       return;
-    for (OpOperand &use : v.getUses())
+    for (OpOperand &use : v.getUses()) {
+      if (++visits > kMaxVisits)
+        return;
       visitUse(use, box, depth + 1);
+    }
   }
 
 private:
@@ -203,8 +208,10 @@ private:
     return value >= -half && value < half;
   }
 
+  static constexpr unsigned kMaxVisits = 100000;
   IntegerType type;
   std::vector<ValueCheck> &checks;
+  unsigned visits = 0;
 };
 
 } // namespace
