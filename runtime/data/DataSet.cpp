@@ -19,14 +19,6 @@ Status checkValues(const FieldSpec &spec, const FieldSource &source) {
   int64_t stride = spec.kind == FieldSpec::Kind::Windows && !spec.shape.empty()
                        ? spec.shape[0] - 1
                        : sampleElements;
-  for (const ValueCheck &check : spec.checks)
-    if (!check.fits(spec.shape))
-      return Status::error(
-          fmt::format("internal error: the program's manifest is corrupt (a "
-                      "value check of field '{}' does not fit its shape); "
-                      "rebuild it with modelc",
-                      spec.name),
-          kExitInternal);
   std::vector<uint8_t> sample(source.sampleBytes());
   for (int64_t i = 0; i < source.numSamples(); ++i) {
     source.readSample(i, sample.data());
@@ -35,14 +27,11 @@ Status checkValues(const FieldSpec &spec, const FieldSource &source) {
           findBadValue(check, spec.dtype, spec.shape, sample.data());
       if (!bad)
         continue;
-      return Status::error(fmt::format(
-          "{}: element {} (sample {}{} of field '{}') is {}, outside {} for "
-          "{}",
-          spec.path, i * stride + bad->element, i,
-          spec.shape.empty()
-              ? ""
-              : ", index " + formatIndex(bad->element, spec.shape),
-          spec.name, bad->value, check.rangeText(), check.use));
+      return Status::error(
+          spec.path + ": " +
+          badValueText(check, *bad, spec.shape, i * stride,
+                       fmt::format("sample {}", i),
+                       fmt::format(" of field '{}'", spec.name)));
     }
   }
   return Status();

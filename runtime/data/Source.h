@@ -24,7 +24,8 @@ struct FieldSpec {
   Kind inner = Kind::File; // the token stream's source, for Windows
   std::string path;
   std::string key; // the npz member
-  std::vector<ValueCheck> checks; // on its values, checked at open
+  std::vector<ValueCheck> checks; // on its values, checked at open (each
+                                  // fits `shape`: Manifest::load checks)
 };
 
 /// The samples of one field. Opening checked everything, so reading cannot

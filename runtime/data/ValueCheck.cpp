@@ -100,4 +100,14 @@ std::string formatIndex(int64_t element, const std::vector<int64_t> &shape) {
   return formatShape(index);
 }
 
+std::string badValueText(const ValueCheck &check, const BadValue &bad,
+                         const std::vector<int64_t> &shape, int64_t first,
+                         const std::string &sample, const std::string &suffix) {
+  return fmt::format(
+      "element {} ({}{}{}) is {}, outside {} for {}", first + bad.element,
+      sample,
+      shape.empty() ? "" : ", index " + formatIndex(bad.element, shape),
+      suffix, bad.value, check.rangeText(), check.use);
+}
+
 } // namespace modelc::rt

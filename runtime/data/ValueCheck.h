@@ -23,8 +23,8 @@ struct ValueCheck {
   std::optional<int64_t> ignore;
   std::string use; // "the ids of embedding (256 rows) at f.mdl:27:16"
 
-  /// Whether the box fits a sample of `shape` (the manifest is trusted only
-  /// after this).
+  /// Whether the box fits a sample of `shape`: Manifest::load refuses a
+  /// check that does not, and findBadValue relies on it.
   bool fits(const std::vector<int64_t> &shape) const;
   /// "[0, 10)", or "[0, 10) or -100".
   std::string rangeText() const;
@@ -42,5 +42,12 @@ std::optional<BadValue> findBadValue(const ValueCheck &check, DType dtype,
 
 /// "[3, 17]": the multi-index of flat element `element` of `shape`.
 std::string formatIndex(int64_t element, const std::vector<int64_t> &shape);
+
+/// "element E (SAMPLE, index [i, j]SUFFIX) is V, outside [0, 10) for USE":
+/// `bad` in a sample of `shape` whose first element is element `first` of
+/// the file's array; `sample` names it ("sample 3", "row 3").
+std::string badValueText(const ValueCheck &check, const BadValue &bad,
+                         const std::vector<int64_t> &shape, int64_t first,
+                         const std::string &sample, const std::string &suffix);
 
 } // namespace modelc::rt

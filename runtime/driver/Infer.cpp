@@ -91,25 +91,16 @@ readInputs(const InferInfo &e, const std::vector<const BufferInfo *> &buffers,
     for (const ValueCheck &check : e.checks) {
       if (check.input != i)
         continue;
-      if (!check.fits(row))
-        return Status::error(
-            fmt::format("internal error: the program's manifest is corrupt "
-                        "(a value check of input '{}' does not fit its "
-                        "shape); rebuild it with modelc",
-                        in.field),
-            kExitInternal);
-      size_t rowBytes = size_t(checkedByteSize(row, b.dtype).value_or(0));
+      int64_t rowElements = int64_t(checkedElementCount(row).value_or(0));
+      size_t rowBytes = size_t(rowElements) * dtypeSize(b.dtype);
       for (int64_t r = 0; r < a->shape[0]; ++r) {
         std::optional<BadValue> bad = findBadValue(
             check, b.dtype, row, a->bytes.data() + size_t(r) * rowBytes);
         if (bad)
           return Status::error(fmt::format(
-              "--input {}={}: element {} (row {}{}) is {}, outside {} for {}",
-              in.field, in.path,
-              int64_t(r * (rowBytes / dtypeSize(b.dtype))) + bad->element, r,
-              row.empty() ? "" : ", index " + formatIndex(bad->element, row),
-              bad->value,
-              check.rangeText(), check.use));
+              "--input {}={}: {}", in.field, in.path,
+              badValueText(check, *bad, row, r * rowElements,
+                           fmt::format("row {}", r), "")));
       }
     }
     arrays[i] = a.take();

@@ -237,10 +237,17 @@ Status copyEntries(const fb::Program &p, Manifest &m) {
                   strings(i->outputs()), checksOf(i->checks())};
       if (e.batch < 1)
         return corrupt("infer entry " + e.name + " has no batch");
-      for (const ValueCheck &check : e.checks)
-        if (check.input >= e.inputs.size())
+      for (const ValueCheck &check : e.checks) {
+        const BufferInfo *b =
+            check.input < e.inputs.size()
+                ? m.buffer(Role::Input, Phase::Infer, e.name,
+                           e.inputs[check.input])
+                : nullptr;
+        if (!b || b->shape.empty() ||
+            !check.fits({b->shape.begin() + 1, b->shape.end()}))
           return corrupt("a value check of infer entry " + e.name +
-                         " names no input");
+                         " does not fit an input");
+      }
       m.infer.push_back(std::move(e));
     }
   return Status();
