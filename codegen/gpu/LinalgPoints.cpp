@@ -77,8 +77,14 @@ SmallVector<Value> applyMap(KernelBuilder &kb, AffineMap map, ValueRange ivs) {
 
 void mapPayloadArguments(KernelBuilder &kb, linalg::LinalgOp op, ValueRange ivs,
                          IRMapping &payload, BlockArgument skip) {
+  Block *body = op.getBlock();
   for (OpOperand &operand : op->getOpOperands()) {
-    BlockArgument argument = op.getMatchingBlockArgument(&operand);
+    // The payload has an argument per operand, in operand order, except
+    // linalg.map's, which has none for its init (a tensor.pad's fill, say):
+    // getMatchingBlockArgument would index past its arguments.
+    if (operand.getOperandNumber() >= body->getNumArguments())
+      continue;
+    BlockArgument argument = body->getArgument(operand.getOperandNumber());
     if (argument == skip || argument.use_empty())
       continue;
     Value value = kb.mapping.lookupOrDefault(operand.get());
@@ -88,7 +94,7 @@ void mapPayloadArguments(KernelBuilder &kb, linalg::LinalgOp op, ValueRange ivs,
           applyMap(kb, op.getMatchingIndexingMap(&operand), ivs));
     payload.map(argument, value);
   }
-  for (auto index : op.getBlock()->getOps<linalg::IndexOp>())
+  for (auto index : body->getOps<linalg::IndexOp>())
     payload.map(index.getResult(), ivs[index.getDim()]);
 }
 
