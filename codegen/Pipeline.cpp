@@ -3,6 +3,7 @@
 #include "codegen/Pipeline.h"
 
 #include "codegen/Passes.h"
+#include "passes/EntryUtils.h"
 #include "passes/Passes.h"
 
 #include "dialects/mdl/MdlDialect.h"
@@ -114,6 +115,21 @@ void registerModelcPipelines() {
 InputStage detectInputStage(ModuleOp module) {
   if (module->hasAttr("mdl.arena_bytes"))
     return InputStage::Planned;
+  // An entry without its functions has not been through
+  // --mdl-build-entry-functions, even when no function holds an mdl op (a
+  // block that only returns its parameter, an entry without blocks).
+  for (Operation &op : module.getOps()) {
+    auto entry = dyn_cast<SymbolOpInterface>(&op);
+    if (!entry || !isa<mdl::TrainOp, mdl::InferOp>(op))
+      continue;
+    bool built =
+        llvm::any_of(module.getOps<func::FuncOp>(), [&](func::FuncOp f) {
+          auto name = f->getAttrOfType<StringAttr>(kEntryAttrName);
+          return name && name.getValue() == entry.getName();
+        });
+    if (!built)
+      return InputStage::Mdl;
+  }
   for (auto func : module.getOps<func::FuncOp>()) {
     WalkResult found = func.walk([](Operation *op) {
       return isa_and_nonnull<mdl::MdlDialect>(op->getDialect())

@@ -4,6 +4,7 @@
 #include "codegen/manifest/ManifestEntries.h"
 #include "codegen/manifest/ValueChecks.h"
 
+#include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -124,14 +125,15 @@ writeSchedule(flatbuffers::FlatBufferBuilder &fbb, Settings &settings) {
 }
 
 FailureOr<flatbuffers::Offset<fb::TrainEntry>>
-writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train) {
+writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train,
+                const UserNames &names) {
   Settings settings(train.getSettings(), train, "");
   Settings eval = settings.sub("eval"), checkpoint = settings.sub("checkpoint"),
            log = settings.sub("log");
-  auto name = fbb.CreateString(train.getSymName().str());
-  auto data = fbb.CreateString(train.getData().str());
+  auto name = fbb.CreateString(names(train.getSymName()).str());
+  auto data = fbb.CreateString(names(train.getData()).str());
   auto precision = fbb.CreateString(settings.getString("precision"));
-  auto evalData = fbb.CreateString(eval.getString("data"));
+  auto evalData = fbb.CreateString(names(eval.getString("data")).str());
   auto checkpointDir = fbb.CreateString(checkpoint.getString("dir"));
   std::vector<std::string> outputNames;
   for (Attribute output : train.getOutputs())
@@ -199,12 +201,25 @@ std::vector<std::string> strings(ArrayAttr array) {
 
 } // namespace
 
+UserNames::UserNames(ModuleOp module) {
+  for (Operation &op : module.getOps())
+    if (isa<mdl::TrainOp, mdl::InferOp, mdl::DataOp>(op))
+      names[SymbolTable::getSymbolName(&op).getValue()] =
+          mdl::MdlDialect::getUserName(&op).str();
+}
+
+StringRef UserNames::operator()(StringRef symbol) const {
+  auto it = names.find(symbol);
+  return it == names.end() ? symbol : StringRef(it->second);
+}
+
 FailureOr<FlatTables<fb::TrainEntry>>
-writeTrainEntries(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module) {
+writeTrainEntries(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
+                  const UserNames &names) {
   std::vector<flatbuffers::Offset<fb::TrainEntry>> entries;
   for (auto train : module.getOps<mdl::TrainOp>()) {
     FailureOr<flatbuffers::Offset<fb::TrainEntry>> entry =
-        writeTrainEntry(fbb, train);
+        writeTrainEntry(fbb, train, names);
     if (failed(entry))
       return failure();
     entries.push_back(*entry);
@@ -213,10 +228,11 @@ writeTrainEntries(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module) {
 }
 
 FailureOr<FlatTables<fb::InferEntry>>
-writeInferEntries(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module) {
+writeInferEntries(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
+                  const UserNames &names) {
   std::vector<flatbuffers::Offset<fb::InferEntry>> entries;
   for (auto infer : module.getOps<mdl::InferOp>()) {
-    auto name = fbb.CreateString(infer.getSymName().str());
+    auto name = fbb.CreateString(names(infer.getSymName()).str());
     auto inputs = fbb.CreateVectorOfStrings(strings(infer.getInputs()));
     auto outputs = fbb.CreateVectorOfStrings(strings(infer.getOutputs()));
     std::vector<flatbuffers::Offset<fb::ValueCheck>> checks;

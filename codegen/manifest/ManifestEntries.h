@@ -4,6 +4,7 @@
 #define MODELC_CODEGEN_MANIFEST_MANIFESTENTRIES_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include "manifest_generated.h"
 
@@ -15,18 +16,34 @@ template <typename T>
 using FlatTables =
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<T>>>;
 
+/// The names the program gave its entries and data sets, by symbol
+/// (MdlDialect::getUserName: a symbol differs from its name when a parameter
+/// has the name). The manifest, its buffers and its functions use the names.
+class UserNames {
+public:
+  explicit UserNames(mlir::ModuleOp module);
+  /// The name of the entry or data set `symbol`; `symbol` itself otherwise.
+  llvm::StringRef operator()(llvm::StringRef symbol) const;
+
+private:
+  llvm::StringMap<std::string> names;
+};
+
 /// One TrainEntry per mdl.train, in module order.
 mlir::FailureOr<FlatTables<manifest::TrainEntry>>
-writeTrainEntries(flatbuffers::FlatBufferBuilder &fbb, mlir::ModuleOp module);
+writeTrainEntries(flatbuffers::FlatBufferBuilder &fbb, mlir::ModuleOp module,
+                  const UserNames &names);
 
 /// One InferEntry per mdl.infer, in module order.
 mlir::FailureOr<FlatTables<manifest::InferEntry>>
-writeInferEntries(flatbuffers::FlatBufferBuilder &fbb, mlir::ModuleOp module);
+writeInferEntries(flatbuffers::FlatBufferBuilder &fbb, mlir::ModuleOp module,
+                  const UserNames &names);
 
 /// Appends the ValueCheck tables of `checks` to `out`, each with `input`.
-void appendValueChecks(flatbuffers::FlatBufferBuilder &fbb,
-                       const std::vector<ValueCheck> &checks, uint32_t input,
-                       std::vector<flatbuffers::Offset<manifest::ValueCheck>> &out);
+void appendValueChecks(
+    flatbuffers::FlatBufferBuilder &fbb, const std::vector<ValueCheck> &checks,
+    uint32_t input,
+    std::vector<flatbuffers::Offset<manifest::ValueCheck>> &out);
 
 /// The GpuProgram of the module attribute `mdl.gpu_program` that
 /// --mdl-serialize-gpu sets (docs/codegen/gpu.md); `symbols` are the

@@ -108,7 +108,7 @@ fb::SourceKind getSourceKind(mdl::DataSource source) {
 /// needs them, parameters first among the buffers.
 class ManifestBuilder {
 public:
-  explicit ManifestBuilder(ModuleOp module) : module(module) {}
+  explicit ManifestBuilder(ModuleOp module) : module(module), names(module) {}
 
   LogicalResult addBuffers() {
     for (auto param : module.getOps<mdl::ParamOp>())
@@ -123,7 +123,7 @@ public:
       if (*role == fb::Role::Grad)
         gradBuffers[buffer.getKey()] = buffers.size();
       if (failed(addBuffer(buffer, buffer.getType(), *role, *phase,
-                           buffer.getEntry(), buffer.getKey())))
+                           names(buffer.getEntry()), buffer.getKey())))
         return failure();
     }
     return success();
@@ -207,7 +207,7 @@ public:
         fields.push_back(entry.Finish());
       }
       dataSets.push_back(fb::CreateDataSetDirect(
-          fbb, data.getSymName().str().c_str(), &fields));
+          fbb, names(data.getSymName()).str().c_str(), &fields));
     }
     return success();
   }
@@ -219,8 +219,9 @@ public:
                                   .Case("eval", fb::FunctionKind::Eval)
                                   .Case("infer", fb::FunctionKind::Infer)
                                   .Default(fb::FunctionKind::FwdBwd);
-      functions.push_back(fb::CreateFunctionDirect(fbb, fn.symbol.c_str(), kind,
-                                                   fn.entry.c_str(), fn.index));
+      functions.push_back(
+          fb::CreateFunctionDirect(fbb, fn.symbol.c_str(), kind,
+                                   names(fn.entry).str().c_str(), fn.index));
       symbols.push_back(fn.symbol);
     }
   }
@@ -232,9 +233,9 @@ public:
     if (!arena || !persistent)
       return module.emitError("no memory plan: run --mdl-plan-memory first");
     FailureOr<FlatTables<fb::TrainEntry>> train =
-        writeTrainEntries(fbb, module);
+        writeTrainEntries(fbb, module, names);
     FailureOr<FlatTables<fb::InferEntry>> infer =
-        writeInferEntries(fbb, module);
+        writeInferEntries(fbb, module, names);
     if (failed(train) || failed(infer))
       return failure();
     // With a GPU program (--mdl-serialize-gpu), the program is for cuda too.
@@ -295,6 +296,7 @@ private:
   }
 
   ModuleOp module;
+  UserNames names;
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
   std::vector<flatbuffers::Offset<fb::Param>> params;
@@ -328,9 +330,37 @@ collectProgramFunctions(ModuleOp module) {
   return table;
 }
 
+/// The functions the runtime calls for each entry are all in the table: a
+/// train entry's fwd_bwd and update (eval is optional: fwd_bwd stands in),
+/// an infer entry's infer. A program without one would fail only when it
+/// runs, so the compiler refuses it (an internal error: the passes build
+/// them for every entry).
+static LogicalResult checkEntryFunctions(ModuleOp module,
+                                         ArrayRef<ProgramFunction> functions) {
+  auto require = [&](Operation *entry, StringRef kind) -> LogicalResult {
+    StringRef name = SymbolTable::getSymbolName(entry).getValue();
+    if (llvm::any_of(functions, [&](const ProgramFunction &fn) {
+          return fn.entry == name && fn.kind == kind;
+        }))
+      return success();
+    return entry->emitError("internal error: entry '")
+           << name << "' has no " << kind << " function";
+  };
+  for (Operation &op : module.getOps()) {
+    if (isa<mdl::TrainOp>(op) &&
+        (failed(require(&op, "fwd_bwd")) || failed(require(&op, "update"))))
+      return failure();
+    if (isa<mdl::InferOp>(op) && failed(require(&op, "infer")))
+      return failure();
+  }
+  return success();
+}
+
 FailureOr<std::string> writeManifest(ModuleOp module,
                                      ArrayRef<ProgramFunction> functions,
                                      ArrayRef<std::string> targets) {
+  if (failed(checkEntryFunctions(module, functions)))
+    return failure();
   ManifestBuilder builder(module);
   if (failed(builder.addBuffers()) || failed(builder.addParams()) ||
       failed(builder.addDataSets()))

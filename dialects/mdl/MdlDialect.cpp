@@ -60,3 +60,9 @@ LogicalResult MdlDialect::verifyRegionArgAttribute(Operation *op,
                            << " must be a non-empty string naming a parameter";
   return success();
 }
+
+llvm::StringRef MdlDialect::getUserName(Operation *op) {
+  if (auto name = op->getAttrOfType<StringAttr>(getUserNameAttrName()))
+    return name.getValue();
+  return SymbolTable::getSymbolName(op).getValue();
+}

@@ -25,6 +25,14 @@ def Mdl_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getParamArgAttrName() {
       return ::llvm::StringLiteral("mdl.param");
     }
+    /// The attribute of an entry or a data set whose symbol differs from the
+    /// name the program gave it, which a parameter has: that name.
+    static constexpr ::llvm::StringLiteral getUserNameAttrName() {
+      return ::llvm::StringLiteral("mdl.name");
+    }
+    /// The name the program gave an entry or a data set: its mdl.name when
+    /// it has one, its symbol otherwise.
+    static ::llvm::StringRef getUserName(::mlir::Operation *op);
   }];
 }
 

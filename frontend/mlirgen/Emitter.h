@@ -11,17 +11,32 @@
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace modelc::mlirgen {
+
+/// The symbols of the program's functions (by index), entries (by index) and
+/// data sets (by name), none equal to a parameter's name
+/// (MLIRGenSymbols.cpp). An entry or a data set whose symbol is not its name
+/// keeps the name in `mdl.name`.
+struct ModuleSymbols {
+  std::vector<std::string> functions;
+  std::vector<std::string> entries;
+  std::map<std::string, std::string> dataSets;
+};
+ModuleSymbols chooseModuleSymbols(const Program &program);
 
 class Emitter {
 public:
   Emitter(const Program &program, const SourceManager &sm,
           mlir::MLIRContext &context)
-      : program(program), sm(sm), context(context) {}
+      : program(program), symbols(chooseModuleSymbols(program)), sm(sm),
+        context(context) {}
 
   const Program &getProgram() const { return program; }
+  const ModuleSymbols &getSymbols() const { return symbols; }
   mlir::MLIRContext &getContext() { return context; }
 
   /// A FileLineColLoc for a valid location, else UnknownLoc.
@@ -66,6 +81,7 @@ private:
                           mlir::TypeRange resultTypes, mlir::Location loc);
 
   const Program &program;
+  const ModuleSymbols symbols;
   const SourceManager &sm;
   mlir::MLIRContext &context;
   llvm::DenseMap<int, mlir::StringAttr> fileNames;

@@ -16,6 +16,7 @@ namespace modelc {
 
 namespace {
 using mlirgen::Emitter;
+using mlirgen::ModuleSymbols;
 
 mlir::LogicalResult emitParameter(Emitter &emitter, mlir::OpBuilder &builder,
                                   const Parameter &param) {
@@ -36,11 +37,22 @@ mlir::LogicalResult emitParameter(Emitter &emitter, mlir::OpBuilder &builder,
   return mlir::success();
 }
 
+/// Marks `op`, whose symbol is `symbol`, with the program's `name` when the
+/// two differ (ModuleSymbols).
+void keepUserName(mlir::Operation *op, const std::string &symbol,
+                  const std::string &name) {
+  if (symbol != name)
+    op->setAttr(mlir::mdl::MdlDialect::getUserNameAttrName(),
+                mlir::StringAttr::get(op->getContext(), name));
+}
+
 mlir::LogicalResult emitDataSet(Emitter &emitter, mlir::OpBuilder &builder,
                                 const DataSet &dataSet) {
   mlir::MLIRContext *context = &emitter.getContext();
+  const std::string &symbol = emitter.getSymbols().dataSets.at(dataSet.name);
   auto dataOp =
-      builder.create<mlir::mdl::DataOp>(emitter.loc(dataSet.loc), dataSet.name);
+      builder.create<mlir::mdl::DataOp>(emitter.loc(dataSet.loc), symbol);
+  keepUserName(dataOp, symbol, dataSet.name);
   mlir::OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(dataOp.getBody());
   for (const DataField &field : dataSet.fields) {
@@ -68,7 +80,8 @@ mlir::LogicalResult emitDataSet(Emitter &emitter, mlir::OpBuilder &builder,
 /// A private function: the tensor arguments, then one argument per param
 /// slot, marked with the slot's path relative to the function's scope.
 mlir::LogicalResult emitFunction(Emitter &emitter, mlir::OpBuilder &builder,
-                                 const Function &fn) {
+                                 const Function &fn,
+                                 const std::string &symbol) {
   mlir::Location loc = emitter.loc(fn.loc);
   // Tensor arguments carry the block's location, param slots their `param`
   // statement's (or `&path`'s).
@@ -86,7 +99,7 @@ mlir::LogicalResult emitFunction(Emitter &emitter, mlir::OpBuilder &builder,
     return mlir::failure();
 
   auto func = builder.create<mlir::func::FuncOp>(
-      loc, fn.symbol, builder.getFunctionType(*argTypes, *resultTypes));
+      loc, symbol, builder.getFunctionType(*argTypes, *resultTypes));
   func.setPrivate();
   llvm::StringRef paramAttrName = mlir::mdl::MdlDialect::getParamArgAttrName();
   for (auto [i, slot] : llvm::enumerate(fn.params))
@@ -135,8 +148,20 @@ mlir::LogicalResult emitEntryBody(Emitter &emitter, mlir::OpBuilder &builder,
   return mlir::success();
 }
 
+/// The train settings with the eval data set's symbol for its name.
+mlir::DictionaryAttr trainSettings(Emitter &emitter, const Entry &entry) {
+  AttrDict settings = entry.settings;
+  auto eval = settings.find("eval");
+  if (eval != settings.end())
+    if (auto *dict = std::get_if<AttrDict>(&eval->second.value))
+      if (auto data = dict->find("data"); data != dict->end())
+        if (auto *name = std::get_if<std::string>(&data->second.value))
+          data->second = Attr(emitter.getSymbols().dataSets.at(*name));
+  return emitter.settingsDict(settings);
+}
+
 mlir::LogicalResult emitEntry(Emitter &emitter, mlir::OpBuilder &builder,
-                              const Entry &entry) {
+                              const Entry &entry, const std::string &symbol) {
   mlir::Location loc = emitter.loc(entry.loc);
   // Also checks the input ids that emitEntryBody relies on.
   mlir::FailureOr<llvm::SmallVector<mlir::Type>> inputTypes =
@@ -147,18 +172,16 @@ mlir::LogicalResult emitEntry(Emitter &emitter, mlir::OpBuilder &builder,
                                             entry.inputNames.end());
   llvm::SmallVector<llvm::StringRef> outputs(entry.outputNames.begin(),
                                              entry.outputNames.end());
-  mlir::Block *block;
-  if (entry.kind == Entry::Kind::Train) {
-    auto train = builder.create<mlir::mdl::TrainOp>(
-        loc, entry.name, entry.dataName, outputs,
-        emitter.settingsDict(entry.settings), *inputTypes);
-    block = &train.getBodyRegion().front();
-  } else {
-    auto infer = builder.create<mlir::mdl::InferOp>(loc, entry.name, inputs,
-                                                    *inputTypes, outputs);
-    block = &infer.getBodyRegion().front();
-  }
-  return emitEntryBody(emitter, builder, entry, block);
+  mlir::Operation *op;
+  if (entry.kind == Entry::Kind::Train)
+    op = builder.create<mlir::mdl::TrainOp>(
+        loc, symbol, emitter.getSymbols().dataSets.at(entry.dataName), outputs,
+        trainSettings(emitter, entry), *inputTypes);
+  else
+    op = builder.create<mlir::mdl::InferOp>(loc, symbol, inputs, *inputTypes,
+                                            outputs);
+  keepUserName(op, symbol, entry.name);
+  return emitEntryBody(emitter, builder, entry, &op->getRegion(0).front());
 }
 
 mlir::LogicalResult emitModule(Emitter &emitter, mlir::ModuleOp module) {
@@ -170,11 +193,13 @@ mlir::LogicalResult emitModule(Emitter &emitter, mlir::ModuleOp module) {
   for (const DataSet &dataSet : program.dataSets)
     if (mlir::failed(emitDataSet(emitter, builder, dataSet)))
       return mlir::failure();
-  for (const Function &fn : program.functions)
-    if (mlir::failed(emitFunction(emitter, builder, fn)))
+  const ModuleSymbols &symbols = emitter.getSymbols();
+  for (auto [fn, symbol] :
+       llvm::zip_equal(program.functions, symbols.functions))
+    if (mlir::failed(emitFunction(emitter, builder, fn, symbol)))
       return mlir::failure();
-  for (const Entry &entry : program.entries)
-    if (mlir::failed(emitEntry(emitter, builder, entry)))
+  for (auto [entry, symbol] : llvm::zip_equal(program.entries, symbols.entries))
+    if (mlir::failed(emitEntry(emitter, builder, entry, symbol)))
       return mlir::failure();
   return mlir::success();
 }

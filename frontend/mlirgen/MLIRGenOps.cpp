@@ -49,7 +49,7 @@ mlir::Operation *Emitter::emitOp(mlir::OpBuilder &builder, const Function &fn,
                            << "' to function #" << op.callee;
       return nullptr;
     }
-    return builder.create<mlir::func::CallOp>(loc, functions[op.callee].symbol,
+    return builder.create<mlir::func::CallOp>(loc, symbols.functions[op.callee],
                                               resultTypes, operands);
   }
 

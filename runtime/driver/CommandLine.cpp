@@ -12,8 +12,8 @@ namespace modelc::rt {
 
 namespace {
 
-const char *const kCommands[] = {"train",     "eval",       "infer",
-                                 "describe",  "gradcheck", "kernelcheck"};
+const char *const kCommands[] = {"train",    "eval",      "infer",
+                                 "describe", "gradcheck", "kernelcheck"};
 
 void addDeviceOptions(CLI::App &cmd, CommandLine &cl) {
   cmd.add_flag("--cpu", cl.cpu, "Run on the CPU (the default of this build)");
@@ -79,8 +79,8 @@ void defineEval(CLI::App &app, CommandLine &cl, RawLists &raw) {
   CLI::App *e = app.add_subcommand("eval", "Loss and metrics, no updates");
   e->add_option("name", cl.entry, "The train entry (default: the first)");
   addDeviceOptions(*e, cl);
-  e->add_option("--weights", cl.weights, "Parameters (safetensors)")
-      ->required();
+  e->add_option("--weights", cl.weights,
+                "Parameters (safetensors); required when there are any");
   addListOption(*e, "--data", raw.data, "FIELD=PATH: replace a data source");
   addListOption(*e, "--eval-data", raw.evalData,
                 "FIELD=PATH: replace an eval data source");
@@ -94,8 +94,8 @@ void defineInfer(CLI::App &app, CommandLine &cl, RawLists &raw) {
   CLI::App *i = app.add_subcommand("infer", "Run an infer entry on files");
   i->add_option("name", cl.entry, "The infer entry (default: the first)");
   addDeviceOptions(*i, cl);
-  i->add_option("--weights", cl.weights, "Parameters (safetensors)")
-      ->required();
+  i->add_option("--weights", cl.weights,
+                "Parameters (safetensors); required when there are any");
   addListOption(*i, "--input", raw.inputs, "NAME=PATH.npy or NAME=PATH.npz:KEY")
       ->required();
   i->add_option("--output", cl.output, "PATH.npy (one output) or PATH.npz")
@@ -179,10 +179,10 @@ Result<CommandLine> parseCommandLine(const std::string &programName,
   }
 
   const std::string name = app.get_subcommands().front()->get_name();
-  cl.command = name == "train"       ? Command::Train
-               : name == "eval"      ? Command::Eval
-               : name == "infer"     ? Command::Infer
-               : name == "gradcheck" ? Command::Gradcheck
+  cl.command = name == "train"         ? Command::Train
+               : name == "eval"        ? Command::Eval
+               : name == "infer"       ? Command::Infer
+               : name == "gradcheck"   ? Command::Gradcheck
                : name == "kernelcheck" ? Command::Kernelcheck
                                        : Command::Describe;
   CLI::App *train = app.get_subcommand("train");

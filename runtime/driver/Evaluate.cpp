@@ -101,8 +101,7 @@ Status runEvaluation(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   Result<Arena> arena = Arena::allocate(m.arenaBytes);
   if (!arena)
     return arena.status();
-  MODELC_RETURN_IF_ERROR(
-      loadTensors(cl.weights, parameterBuffers(m), *arena, "parameters"));
+  MODELC_RETURN_IF_ERROR(loadWeights(cl.weights, m, *arena));
   hypers->write(StepCounters(), *arena);
   MODELC_RETURN_IF_ERROR(useDevice(*device, m, *arena, io));
   io.err << fmt::format("eval {}: {}, data set '{}', {} batches of {}\n",

@@ -97,10 +97,10 @@ readInputs(const InferInfo &e, const std::vector<const BufferInfo *> &buffers,
         std::optional<BadValue> bad = findBadValue(
             check, b.dtype, row, a->bytes.data() + size_t(r) * rowBytes);
         if (bad)
-          return Status::error(fmt::format(
-              "--input {}={}: {}", in.field, in.path,
-              badValueText(check, *bad, row, r * rowElements,
-                           fmt::format("row {}", r), "")));
+          return Status::error(
+              fmt::format("--input {}={}: {}", in.field, in.path,
+                          badValueText(check, *bad, row, r * rowElements,
+                                       fmt::format("row {}", r), "")));
       }
     }
     arrays[i] = a.take();
@@ -190,8 +190,7 @@ Status runInference(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   Result<Arena> arena = Arena::allocate(m.arenaBytes);
   if (!arena)
     return arena.status();
-  MODELC_RETURN_IF_ERROR(
-      loadTensors(cl.weights, parameterBuffers(m), *arena, "parameters"));
+  MODELC_RETURN_IF_ERROR(loadWeights(cl.weights, m, *arena));
   MODELC_RETURN_IF_ERROR(useDevice(*device, m, *arena, io));
 
   std::vector<std::vector<uint8_t>> results;

@@ -100,4 +100,16 @@ Status loadTensors(const std::string &path,
   return Status();
 }
 
+Status loadWeights(const std::string &path, const Manifest &manifest,
+                   Arena &arena) {
+  if (path.empty()) {
+    if (manifest.params.empty())
+      return Status();
+    return Status::error(
+        fmt::format("--weights is required: the program has {} parameters",
+                    manifest.params.size()));
+  }
+  return loadTensors(path, parameterBuffers(manifest), arena, "parameters");
+}
+
 } // namespace modelc::rt

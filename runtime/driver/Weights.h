@@ -30,4 +30,9 @@ Status loadTensors(const std::string &path,
                    const std::vector<NamedBuffer> &buffers, Arena &arena,
                    const std::string &what);
 
+/// The `--weights` file of eval and infer into the arena: required when the
+/// program has parameters; a program without any needs none.
+Status loadWeights(const std::string &path, const Manifest &manifest,
+                   Arena &arena);
+
 } // namespace modelc::rt

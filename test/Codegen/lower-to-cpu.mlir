@@ -50,12 +50,14 @@
 // CHECK: llvm.func @modelc_gemm_f32(i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64, i64)
 
 // The function table in module order, its length, and the manifest.
-// CHECK-LABEL: llvm.mlir.global external constant @modelc_functions() {addr_space = 0 : i32, alignment = 8 : i64} : !llvm.array<2 x ptr> {
+// CHECK-LABEL: llvm.mlir.global external constant @modelc_functions() {addr_space = 0 : i32, alignment = 8 : i64} : !llvm.array<3 x ptr> {
 // CHECK: %[[F0:.*]] = llvm.mlir.addressof @modelc_fn_0_T_fwd_bwd : !llvm.ptr
-// CHECK: llvm.insertvalue %[[F0]], %{{.*}}[0] : !llvm.array<2 x ptr>
+// CHECK: llvm.insertvalue %[[F0]], %{{.*}}[0] : !llvm.array<3 x ptr>
 // CHECK: %[[F1:.*]] = llvm.mlir.addressof @modelc_fn_1_I_infer : !llvm.ptr
-// CHECK: llvm.insertvalue %[[F1]], %{{.*}}[1] : !llvm.array<2 x ptr>
-// CHECK: llvm.mlir.global external constant @modelc_num_functions(2 : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
+// CHECK: llvm.insertvalue %[[F1]], %{{.*}}[1] : !llvm.array<3 x ptr>
+// CHECK: %[[F2:.*]] = llvm.mlir.addressof @modelc_fn_2_T_update : !llvm.ptr
+// CHECK: llvm.insertvalue %[[F2]], %{{.*}}[2] : !llvm.array<3 x ptr>
+// CHECK: llvm.mlir.global external constant @modelc_num_functions(3 : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
 // CHECK-LABEL: llvm.mlir.global external constant @modelc_cpu_kernels() {addr_space = 0 : i32, alignment = 8 : i64} : !llvm.array<1 x ptr> {
 // CHECK: %[[K0:.*]] = llvm.mlir.addressof @modelc_fn_0_T_fwd_bwd_k0 : !llvm.ptr
 // CHECK: llvm.insertvalue %[[K0]], %{{.*}}[0] : !llvm.array<1 x ptr>
@@ -101,6 +103,9 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
     return
   }
   func.func @"I.infer"(%arena: memref<512xi8>) attributes {mdl.entry = "I", mdl.function = "infer"} {
+    return
+  }
+  func.func @"T.update"(%arena: memref<512xi8>) attributes {mdl.entry = "T", mdl.function = "update"} {
     return
   }
 }
@@ -173,6 +178,35 @@ module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64}
     call @"E.eval_k0"(%arena) : (memref<1024xi8>) -> ()
     call @"E.eval_k1"(%arena) : (memref<1024xi8>) -> ()
     return
+  }
+}
+
+// -----
+
+// The runtime calls a train entry's fwd_bwd and update and an infer
+// entry's infer: a module without one is refused here, not when it runs.
+module attributes {mdl.arena_bytes = 64 : i64, mdl.persistent_bytes = 0 : i64} {
+  mdl.data @d {
+    mdl.field "x" : tensor<2xf32> = npy "x.npy"
+  }
+  // expected-error @+1 {{internal error: entry 'T' has no update function}}
+  mdl.train @T data @d outputs ["loss"] settings {batch = 1 : i64, steps = 1 : i64} {
+  ^bb0(%x: tensor<1x2xf32>):
+    %loss = mdl.constant dense<0.0> : tensor<f32>
+    mdl.yield %loss : tensor<f32>
+  }
+  func.func @"T.fwd_bwd"(%arena: memref<64xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+    return
+  }
+}
+
+// -----
+
+module attributes {mdl.arena_bytes = 64 : i64, mdl.persistent_bytes = 0 : i64} {
+  // expected-error @+1 {{internal error: entry 'I' has no infer function}}
+  mdl.infer @I inputs ["x"] outputs ["y"] {
+  ^bb0(%x: tensor<2x2xf32>):
+    mdl.yield %x : tensor<2x2xf32>
   }
 }
 
