@@ -8,10 +8,10 @@
 #include "frontend/Manifest.h"
 #include "frontend/mlirgen/MLIRGen.h"
 #include "tools/Registration.h"
+#include "tools/modelc/CompilerDiagnostics.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -185,35 +185,6 @@ int emitAST() {
   return writeOutput([&](llvm::raw_ostream &os) { os << text.str(); });
 }
 
-llvm::StringRef severityName(mlir::DiagnosticSeverity severity) {
-  switch (severity) {
-  case mlir::DiagnosticSeverity::Error:
-    return "error";
-  case mlir::DiagnosticSeverity::Warning:
-    return "warning";
-  case mlir::DiagnosticSeverity::Remark:
-    return "remark";
-  case mlir::DiagnosticSeverity::Note:
-    break;
-  }
-  return "note";
-}
-
-/// MLIR diagnostics (only internal errors reach the user) in the frontend's
-/// clang style: `file:line:col: error: message`, then the notes.
-llvm::LogicalResult printDiagnostic(mlir::Diagnostic &diag) {
-  auto print = [](mlir::Diagnostic &d) {
-    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
-      llvm::errs() << loc.getFilename().getValue() << ":" << loc.getLine()
-                   << ":" << loc.getColumn() << ": ";
-    llvm::errs() << severityName(d.getSeverity()) << ": " << d << "\n";
-  };
-  print(diag);
-  for (mlir::Diagnostic &note : diag.getNotes())
-    print(note);
-  return mlir::success();
-}
-
 bool isMLIRInput() { return llvm::StringRef(inputFilename).ends_with(".mlir"); }
 
 /// Whether the program is for the GPU too: the default `cuda,cpu`, or a
@@ -240,8 +211,11 @@ void writePtx(mlir::ModuleOp module, llvm::raw_ostream &os) {
 
 /// Runs the pipeline on `module` (from the stage its IR is at) and writes
 /// what --emit asks for: linalg IR, LLVM IR, an object file or, by default,
-/// the linked executable.
-int runBackend(mlir::ModuleOp module) {
+/// the linked executable. A step that fails after reporting internal errors
+/// exits 3; one that fails for a reason outside the compiler (an option
+/// LLVM refuses, a failing link) exits 1.
+int runBackend(mlir::ModuleOp module,
+               modelc::CompilerDiagnostics &diagnostics) {
   if (emitKind == EmitKind::PTX && !hasCudaTarget())
     return fail("--emit=ptx needs the cuda target (--target cuda or "
                 "cuda,cpu)");
@@ -264,9 +238,15 @@ int runBackend(mlir::ModuleOp module) {
     end = modelc::PipelineEnd::Linalg;
   else if (emitKind == EmitKind::PTX)
     end = modelc::PipelineEnd::GpuProgram;
+  diagnostics.beginBackend();
+  auto internalError = [&](const llvm::Twine &message) {
+    if (!diagnostics.sawInternalError())
+      diagnostics.reportInternalError(message);
+    return int(modelc::kInternalError);
+  };
   if (mlir::failed(modelc::runPipeline(module, options,
                                        modelc::detectInputStage(module), end)))
-    return 1;
+    return internalError("the pipeline failed without a message");
   if (end == modelc::PipelineEnd::Linalg)
     return writeOutput([&](llvm::raw_ostream &os) {
       module->print(os);
@@ -276,15 +256,20 @@ int runBackend(mlir::ModuleOp module) {
     return writeOutput([&](llvm::raw_ostream &os) { writePtx(module, os); });
 
   llvm::LLVMContext llvmContext;
+  diagnostics.setStep("the translation to LLVM IR");
   llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
       modelc::translateAndOptimize(module, llvmContext, options.cpu);
-  if (!llvmModule)
-    return fail(llvm::toString(llvmModule.takeError()));
+  if (!llvmModule) {
+    std::string error = llvm::toString(llvmModule.takeError());
+    return diagnostics.sawInternalError() ? int(modelc::kInternalError)
+                                          : fail(error);
+  }
   if (emitKind == EmitKind::LLVM)
     return writeOutput(
         [&](llvm::raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
   llvm::SmallVector<char> object;
   llvm::raw_svector_ostream objectStream(object);
+  diagnostics.setStep("the object file's code generation");
   if (llvm::Error error =
           modelc::emitObjectFile(**llvmModule, options.cpu, objectStream))
     return fail(llvm::toString(std::move(error)));
@@ -301,7 +286,8 @@ int runBackend(mlir::ModuleOp module) {
 /// A `.mlir` input: a module at the mdl level (as --emit=mdl writes it) or
 /// at the linalg level (as --emit=lowered writes it); the pipeline starts
 /// where its IR is.
-int compileMLIR(mlir::MLIRContext &context) {
+int compileMLIR(mlir::MLIRContext &context,
+                modelc::CompilerDiagnostics &diagnostics) {
   if (emitKind == EmitKind::Manifest || emitKind == EmitKind::Params)
     return fail("--emit=manifest and --emit=params need a .mdl input");
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -313,17 +299,12 @@ int compileMLIR(mlir::MLIRContext &context) {
       module->print(os);
       os << "\n";
     });
-  return runBackend(*module);
+  return runBackend(*module, diagnostics);
 }
 
-int compile() {
-  mlir::DialectRegistry registry;
-  modelc::registerModelcDialects(registry);
-  mlir::MLIRContext context(registry);
-  mlir::ScopedDiagnosticHandler handler(&context, printDiagnostic);
-  if (isMLIRInput())
-    return compileMLIR(context);
-
+/// A `.mdl` input: the frontend, then the stage --emit asks for.
+int compileMDL(mlir::MLIRContext &context,
+               modelc::CompilerDiagnostics &diagnostics) {
   modelc::FrontendOptions options;
   options.stdlibDir = stdlibDir;
   if (!parseDefines(options))
@@ -342,17 +323,43 @@ int compile() {
     return writeOutput(
         [&](llvm::raw_ostream &os) { os << modelc::parameterTable(program); });
 
+  // The program is checked: whatever fails from here on is the compiler's.
+  diagnostics.beginBackend();
+  diagnostics.setStep("the generation of the mdl dialect");
   mlir::OwningOpRef<mlir::ModuleOp> module =
       modelc::generateMLIR(program, sm, context);
-  if (!module)
-    return fail("internal error: generated IR does not verify");
+  if (!module) {
+    if (!diagnostics.sawInternalError())
+      diagnostics.reportInternalError("the generated IR does not verify");
+    return modelc::kInternalError;
+  }
   if (emitKind == EmitKind::Mdl)
     return writeOutput([&](llvm::raw_ostream &os) {
       // Exactly as modelc-opt prints, so the two agree byte for byte.
       module->print(os);
       os << "\n";
     });
-  return runBackend(*module);
+  return runBackend(*module, diagnostics);
+}
+
+int compile() {
+  mlir::DialectRegistry registry;
+  modelc::registerModelcDialects(registry);
+  mlir::MLIRContext context(registry);
+  modelc::CompilerDiagnostics diagnostics(context);
+  int status = isMLIRInput() ? compileMLIR(context, diagnostics)
+                             : compileMDL(context, diagnostics);
+  if (diagnostics.sawInternalError()) {
+    if (isMLIRInput())
+      llvm::errs() << "modelc: note: a bug in modelc, or in '" << inputFilename
+                   << "', which no frontend has checked\n";
+    else
+      llvm::errs() << "modelc: note: this is a bug in modelc, not in '"
+                   << inputFilename
+                   << "': please report it with that file and the command "
+                      "line\n";
+  }
+  return status;
 }
 
 /// Lists --mlir-print-debuginfo with modelc's own options in --help.
@@ -367,6 +374,7 @@ void showDebugInfoOption() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  modelc::installInternalErrorHandlers();
   mlir::registerAsmPrinterCLOptions();
   // --mlir-timing (hidden): where the compile time goes, pass by pass.
   mlir::registerPassManagerCLOptions();
@@ -386,8 +394,9 @@ int main(int argc, char **argv) {
       return fail("--emit=ast needs a .mdl input");
     return emitKind == EmitKind::AST ? emitAST() : compile();
   } catch (const std::exception &e) {
-    return fail(llvm::Twine("internal error: ") + e.what());
+    llvm::errs() << "modelc: internal error: " << e.what() << "\n";
   } catch (...) {
-    return fail("internal error: unexpected exception");
+    llvm::errs() << "modelc: internal error: an unexpected exception\n";
   }
+  return modelc::kInternalError;
 }
