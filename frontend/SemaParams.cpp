@@ -104,11 +104,17 @@ void Sema::execParam(const ast::ParamStmt &s) {
   SourceLoc nameLoc = s.nameLoc.isValid() ? s.nameLoc : s.loc;
   std::string what = "parameter '" + s.name + "'";
   std::optional<TensorType> type = evalTensorType(s.type, what);
-  if (type && !isFloat(type->dtype)) {
-    diag.error(s.type.loc, what +
-                               " must have a floating-point type (f32, "
-                               "f16, bf16 or f64), got " +
-                               type->str());
+  // The runtime initialises, updates and saves parameters in f32 or f64;
+  // 16-bit compute is the entry's `precision`, which keeps f32 masters.
+  if (type && type->dtype != DType::F32 && type->dtype != DType::F64) {
+    std::string hint = isFloat(type->dtype)
+                           ? "; parameters keep f32 master copies: "
+                             "`precision = " +
+                                 std::string(dtypeName(type->dtype)) +
+                                 "` in a train entry computes in 16 bits"
+                           : "";
+    diag.error(s.type.loc,
+               what + " must be f32 or f64, got " + type->str() + hint);
     type.reset();
   }
   std::optional<Initializer> init;

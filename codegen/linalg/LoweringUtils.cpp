@@ -256,6 +256,11 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
     }
     if (fromWidth < toWidth)
       return b.create<arith::ExtFOp>(loc, target, value);
+    // f64 -> f16/bf16 through f32, as PyTorch converts (c10's 16-bit types
+    // are made from a float); LLVM would call compiler-rt's __truncdfbf2,
+    // which libgcc lacks.
+    if (fromWidth == 64 && toWidth == 16)
+      value = b.create<arith::TruncFOp>(loc, b.getF32Type(), value);
     return b.create<arith::TruncFOp>(loc, target, value);
   }
   if (fromFloat) {
@@ -269,9 +274,16 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
     return b.create<arith::FPToSIOp>(loc, target, value);
   }
   if (toFloat) {
-    if (isZeroExtended(from))
-      return b.create<arith::UIToFPOp>(loc, target, value);
-    return b.create<arith::SIToFPOp>(loc, target, value);
+    // Integers to f16/bf16 through f32, as PyTorch does (and no compiler-rt
+    // call).
+    Type direct = toFloat.getWidth() == 16 ? b.getF32Type() : target;
+    Value converted =
+        isZeroExtended(from)
+            ? b.create<arith::UIToFPOp>(loc, direct, value).getResult()
+            : b.create<arith::SIToFPOp>(loc, direct, value).getResult();
+    if (direct == target)
+      return converted;
+    return b.create<arith::TruncFOp>(loc, target, converted);
   }
   unsigned fromWidth = from.getIntOrFloatBitWidth();
   unsigned toWidth = to.getIntOrFloatBitWidth();

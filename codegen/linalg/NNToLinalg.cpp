@@ -61,6 +61,9 @@ Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
     return value;
   if (from < to)
     return b.create<arith::ExtFOp>(loc, type, value);
+  // f64 -> 16 bits through f32, as convertScalar.
+  if (from == 64 && to == 16)
+    value = b.create<arith::TruncFOp>(loc, b.getF32Type(), value);
   return b.create<arith::TruncFOp>(loc, type, value);
 }
 

@@ -374,6 +374,7 @@ TEST_F(SemaTest, BadParameterTypesAndInitialisers) {
   param b: f32[n] = gaussian(0.0, 1.0)
   param c: f32[n] = normal(0.0, -1.0)
   param d: f32[n] = full()
+  param e: bf16[n] = zeros()
   return x
 }
 infer run {
@@ -381,9 +382,8 @@ infer run {
   output y = f(x)
 }
 )"));
-  EXPECT_TRUE(reported("main.mdl:2:12: error: parameter 'a' must have a "
-                       "floating-point type (f32, f16, bf16 or f64), got "
-                       "i32[4]"));
+  EXPECT_TRUE(reported("main.mdl:2:12: error: parameter 'a' must be f32 or "
+                       "f64, got i32[4]"));
   EXPECT_TRUE(reported("main.mdl:3:21: error: unknown initialiser 'gaussian'; "
                        "initialisers are zeros(), ones(), full(value), "
                        "normal(mean, std), uniform(lo, hi), "
@@ -392,7 +392,10 @@ infer run {
   EXPECT_TRUE(reported("main.mdl:4:21: error: invalid normal(0.0, -1.0): std "
                        "must not be negative"));
   EXPECT_TRUE(reported("main.mdl:5:21: error: 'full' needs argument 'value': "
-                       "full(value)"));
+                       "full(value)"));  EXPECT_TRUE(reported("main.mdl:6:12: error: parameter 'e' must be f32 or "
+                       "f64, got bf16[4]; parameters keep f32 master copies: "
+                       "`precision = bf16` in a train entry computes in 16 "
+                       "bits"));
 }
 
 TEST_F(SemaTest, HugeShapesAreRejected) {
