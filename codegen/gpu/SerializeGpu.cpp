@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/Threading.h"
 #include "mlir/Pass/PassManager.h"
@@ -45,6 +46,10 @@ void buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(arith::createArithExpandOpsPass());
   kernels.addPass(createConvertSCFToCFPass());
+  // libdevice and NVVM's math patterns are f32/f64 only: a 16-bit math op
+  // (gelu's tanh or erf on bf16, say) computes in f32 and rounds, as the CPU
+  // target's LLVM promotion and PyTorch's opmath do.
+  kernels.addPass(math::createMathLegalizeToF32());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
   // The arena is one .u64 kernel parameter.
