@@ -15,12 +15,15 @@ struct LinkOptions {
   std::string runtimeDir;
   /// The driver that links: a name looked up in PATH, or a path.
   std::string driver = "c++";
+  /// The driver's linker (`-fuse-ld=NAME`: lld, gold, bfd); empty for the
+  /// fastest found: lld, then gold, else the driver's default.
+  std::string linker;
 };
 
 /// Links `object` (the bytes of an object file) with the runtime into the
 /// executable `output`:
 ///   c++ OBJ -o OUT DIR/libmodelc_rt_main.a DIR/libmodelc_rt.a
-///       -lopenblas -lz -lfmt -lpthread
+///       (static OpenBLAS, libgfortran, zlib, C++ runtime) -fuse-ld=...
 /// The object lives in a private temporary directory, removed afterwards.
 /// A missing runtime library, a missing driver or a failing link is one
 /// error whose message includes what the linker said.

@@ -113,6 +113,12 @@ cl::opt<bool> widenToF64(
              "gradient checks)"),
     cl::init(false), cl::cat(modelcCategory));
 
+cl::opt<std::string> linkerName(
+    "fuse-ld",
+    cl::desc("The linker of -o (lld, gold, bfd; default: lld, else gold, "
+             "else the C++ driver's)"),
+    cl::value_desc("name"), cl::Hidden, cl::cat(modelcCategory));
+
 cl::opt<std::string> stdlibDir("stdlib",
                                cl::desc("Where `import \"nn\"` finds nn.mdl"),
                                cl::value_desc("dir"),
@@ -278,6 +284,7 @@ int runBackend(mlir::ModuleOp module,
     return writeOutput([&](llvm::raw_ostream &os) { os << bytes; });
   modelc::LinkOptions link;
   link.runtimeDir = runtimeDir;
+  link.linker = linkerName;
   if (llvm::Error error = modelc::linkExecutable(bytes, outputFilename, link))
     return fail(llvm::toString(std::move(error)));
   return 0;
