@@ -72,9 +72,10 @@ std::optional<CValue> indexList(const Arg &base,
     return std::nullopt;
   auto [lo, hi] = sliceBounds(item, n);
   int64_t step = item.step.value_or(1);
+  // Counted, not stepped: `i += step` would overflow for a huge step.
   std::vector<CValue> result;
-  for (int64_t i = lo; i < hi; i += step)
-    result.push_back(list[i]);
+  for (int64_t k = 0, count = sliceLength(lo, hi, step); k < count; ++k)
+    result.push_back(list[lo + k * step]);
   return CValue::ofList(std::move(result));
 }
 } // namespace

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace modelc::builtins {
 
@@ -103,6 +104,24 @@ std::optional<CValue> emitChecked(BuiltinCall &call, const std::string &opName,
                                              std::move(attrs), call.loc));
 }
 
+/// Whether the working buffer `shape` that lowering `op` needs besides its
+/// operands and result (conv2d's im2col columns, attention's scores) has a
+/// countable number of elements; an error at the call otherwise.
+bool checkWorkingBuffer(BuiltinCall &call, const std::string &what,
+                        const std::vector<WideSize> &shape) {
+  WideSize count = 1;
+  constexpr WideSize kMax = std::numeric_limits<int64_t>::max();
+  for (WideSize d : shape) {
+    count *= d;
+    if (count > kMax) {
+      call.error(call.loc,
+                 call.quoted() + " needs " + what + " with too many elements");
+      return false;
+    }
+  }
+  return true;
+}
+
 enum ConvParam { kX, kW, kB, kStride, kPadding, kDilation, kGroups };
 
 /// `conv2d(x, w, b?, stride, padding, dilation, groups)`: NCHW input, OIHW
@@ -158,6 +177,11 @@ std::optional<CValue> conv2d(BuiltinCall &call) {
                                 pairText(*padding));
     shape.push_back(*count);
   }
+  // im2col: one column of cin/groups * kh * kw taps per output pixel.
+  if (!checkWorkingBuffer(call, "an im2col buffer",
+                          {x->shape[1], w->shape[2], w->shape[3], x->shape[0],
+                           shape[2], shape[3]}))
+    return std::nullopt;
   AttrDict attrs{{"stride", Attr(*stride)},
                  {"padding", Attr(*padding)},
                  {"dilation", Attr(*dilation)},
@@ -295,6 +319,9 @@ std::optional<CValue> attention(BuiltinCall &call) {
   if (!std::isfinite(*scale))
     return call.error(4, "'attention' needs a finite 'scale', got " +
                              call.describeArg(4));
+  if (!checkWorkingBuffer(call, "scores [b, h, t, s]",
+                          {qs[0], qs[1], qs[2], ks[2]}))
+    return std::nullopt;
   AttrDict attrs{{"causal", Attr(*causal)}, {"scale", Attr(*scale)}};
   return emitChecked(
       call, "attention",

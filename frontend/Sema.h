@@ -69,7 +69,7 @@ struct EntryState {
   const ast::EntryDecl *decl = nullptr;
   std::string label; // "train 'fashion'"
   std::map<std::string, EntryParam> created;
-  std::set<std::string> scopeClashes; // reported once per scope name
+  std::set<std::string> scopeClashes;   // reported once per scope name
   std::map<std::string, int> paramRefs; // full name -> param_ref value
   std::vector<std::string> usedParams;
   bool isTrain = false;
@@ -330,7 +330,8 @@ public:
   std::map<std::string, unsigned> nextSymbolSuffix; // uniqueSymbol
   std::set<const ast::BlockDecl *> activeBlocks;
   std::map<std::pair<int, std::string>, int> dataSetByName;
-  std::map<std::string, size_t> paramIndex;      // program.params by name
+  std::map<std::string, size_t> paramIndex; // program.params by name
+  int64_t parameterElements = 0; // their total, checked against overflow
   std::map<std::string, std::string> paramOwner; // name -> entry label
 
   /// Duplicate parameters reported for the call whose slots are being

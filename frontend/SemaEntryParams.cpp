@@ -107,6 +107,13 @@ void Sema::mergeProgramParam(const std::string &name, const EntryParam &p) {
   const std::string &label = cur().entry->label;
   auto it = paramIndex.find(name);
   if (it == paramIndex.end()) {
+    // Program::totalParameterCount sums them in an int64.
+    if (__builtin_add_overflow(parameterElements, p.type.numElements(),
+                               &parameterElements)) {
+      diag.error(p.loc, "the program's parameters have more than 2^63 - 1 "
+                        "elements in all");
+      return;
+    }
     Parameter param;
     param.name = name;
     param.type = p.type;

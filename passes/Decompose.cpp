@@ -43,13 +43,18 @@ Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
     int64_t queries = scoresType.getDimSize(rank - 2);
     int64_t keys = scoresType.getDimSize(rank - 1);
     // [t, 1] against [1, s] broadcasts to the [t, s] mask, which broadcasts
-    // against the scores' batch and head axes in the where.
-    Value rows = builder.create<mdl::ReshapeOp>(
-        loc, builder.create<mdl::ArangeOp>(loc, queries),
-        ArrayRef<int64_t>{queries, 1});
-    Value columns = builder.create<mdl::ReshapeOp>(
-        loc, builder.create<mdl::ArangeOp>(loc, keys),
-        ArrayRef<int64_t>{1, keys});
+    // against the scores' batch and head axes in the where. Positions are
+    // i32, or i64 when one passes 2^31.
+    Type position = std::max(queries, keys) > INT32_MAX ? builder.getI64Type()
+                                                        : builder.getI32Type();
+    auto arange = [&](int64_t size) -> Value {
+      return builder.create<mdl::ArangeOp>(
+          loc, RankedTensorType::get({size}, position));
+    };
+    Value rows = builder.create<mdl::ReshapeOp>(loc, arange(queries),
+                                                ArrayRef<int64_t>{queries, 1});
+    Value columns = builder.create<mdl::ReshapeOp>(loc, arange(keys),
+                                                   ArrayRef<int64_t>{1, keys});
     Value visible = builder.create<mdl::CompareOp>(loc, mdl::CmpPredicate::le,
                                                    columns, rows);
     Value minusInf = builder.create<mdl::ConstantOp>(

@@ -74,8 +74,11 @@ public:
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     builder.getUnitAttr());
     builder.setInsertionPointToEnd(module.getBody());
-    kernelModule =
-        builder.create<gpu::GPUModuleOp>(module.getLoc(), kKernelModuleName);
+    // An entry or a data set may have the name: modelc_kernels_1, ... then.
+    std::string name = kKernelModuleName.str();
+    for (unsigned suffix = 1; module.lookupSymbol(name); ++suffix)
+      name = (kKernelModuleName + "_" + llvm::Twine(suffix)).str();
+    kernelModule = builder.create<gpu::GPUModuleOp>(module.getLoc(), name);
     // GpuProgram.kernels[i] is kernel i, as modelc_cpu_kernels[i] is.
     for (auto [position, entry] : llvm::enumerate(kernels)) {
       auto &[index, kernel] = entry;
@@ -167,7 +170,7 @@ private:
                                 "(mdl.kernel functions)");
         NamedAttrList step;
         step.append("launch", SymbolRefAttr::get(
-                                  builder.getStringAttr(kKernelModuleName),
+                                  kernelModule.getSymNameAttr(),
                                   {FlatSymbolRefAttr::get(builder.getContext(),
                                                           name->second)}));
         auto writes = kernelWrites.find(call.getCallee());

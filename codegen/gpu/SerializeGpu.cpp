@@ -34,7 +34,6 @@ using namespace mlir;
 
 namespace {
 
-constexpr llvm::StringLiteral kKernelModuleName = "modelc_kernels";
 /// The cuBLASLt workspace after the CPU plan, and its alignment.
 constexpr uint64_t kWorkspaceBytes = uint64_t(32) << 20;
 constexpr uint64_t kWorkspaceAlignment = 256;
@@ -76,8 +75,11 @@ struct MdlSerializeGpuPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto kernelModule =
-        module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName);
+    // --mdl-lower-to-gpu's one gpu.module (modelc_kernels, unless a symbol
+    // of the program took the name).
+    auto kernelModules = module.getOps<gpu::GPUModuleOp>();
+    gpu::GPUModuleOp kernelModule =
+        kernelModules.empty() ? nullptr : *kernelModules.begin();
     if (!kernelModule) {
       emitError(module.getLoc(),
                 "no gpu.module @modelc_kernels: run --mdl-lower-to-gpu "

@@ -139,7 +139,7 @@ struct BroadcastToLowering : OpConversionPattern<BroadcastToOp> {
   }
 };
 
-/// 0 .. n-1 as i32: each element is its loop index.
+/// 0 .. n-1 (i32 or i64): each element is its loop index.
 struct ArangeLowering : OpConversionPattern<ArangeOp> {
   using OpConversionPattern::OpConversionPattern;
 

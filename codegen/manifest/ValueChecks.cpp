@@ -40,11 +40,14 @@ std::optional<Box> sliceBox(const Box &box, ArrayRef<int64_t> starts,
                             ArrayRef<int64_t> strides) {
   Box result = box;
   for (size_t i = 0; i < starts.size(); ++i) {
-    int64_t count = (limits[i] - starts[i] + strides[i] - 1) / strides[i];
-    if (count <= 0)
+    // Slices are normalised (0 <= start <= limit <= size, stride >= 1); a
+    // huge stride takes one element, and the stride of one element is 1,
+    // so every position below stays inside the field and nothing wraps.
+    if (limits[i] <= starts[i])
       return std::nullopt;
+    int64_t count = (limits[i] - starts[i] - 1) / strides[i] + 1;
     result.starts[i] = box.starts[i] + starts[i] * box.strides[i];
-    result.strides[i] = box.strides[i] * strides[i];
+    result.strides[i] = count == 1 ? 1 : box.strides[i] * strides[i];
     result.limits[i] = result.starts[i] + (count - 1) * result.strides[i] + 1;
   }
   return result;

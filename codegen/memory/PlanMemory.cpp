@@ -28,15 +28,32 @@ namespace {
 /// widest vector load), and so is the arena itself.
 constexpr uint64_t kAlignment = 64;
 
-/// The bytes of a static shape of `elementType`, or nullopt on overflow.
-/// Booleans take a byte each, as LLVM stores i1.
+/// The largest arena (4 EiB, past any machine): below it, every offset and
+/// sum of the plan fits in 64 bits, and the arena in an int64 memref.
+constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 62;
+
+/// The error of a program whose memory does not fit the limit.
+InFlightDiagnostic emitTooLarge(Operation *op) {
+  return op->emitError(modelc::kProgramLimitPrefix)
+         << "its memory plan needs more than 2^62 bytes (4 EiB)";
+}
+
+/// The bytes of a static shape of `elementType`, or nullopt for a dynamic
+/// shape or a non-scalar element type; kMaxArenaBytes + 1 when larger than
+/// kMaxArenaBytes. Booleans take a byte each, as LLVM stores i1.
 std::optional<uint64_t> byteSize(ArrayRef<int64_t> shape, Type elementType) {
   if (!elementType.isIntOrFloat())
     return std::nullopt;
   int64_t bytes = (elementType.getIntOrFloatBitWidth() + 7) / 8;
-  for (int64_t dim : shape)
-    if (dim < 0 || llvm::MulOverflow(bytes, dim, bytes))
+  if (llvm::is_contained(shape, 0))
+    return 0;
+  for (int64_t dim : shape) {
+    if (dim < 0)
       return std::nullopt;
+    if (llvm::MulOverflow(bytes, dim, bytes) ||
+        uint64_t(bytes) > kMaxArenaBytes)
+      return kMaxArenaBytes + 1;
+  }
   return uint64_t(bytes);
 }
 
@@ -62,8 +79,9 @@ struct Temporary {
 
 /// First fit in order of definition: each temporary takes the lowest
 /// aligned offset that does not overlap a temporary still live. Returns the
-/// scratch bytes the function needs.
-uint64_t placeFirstFit(MutableArrayRef<Temporary> temporaries) {
+/// scratch bytes the function needs, or nullopt past kMaxArenaBytes (each
+/// temporary is at most that large, so the sums below cannot wrap).
+std::optional<uint64_t> placeFirstFit(MutableArrayRef<Temporary> temporaries) {
   SmallVector<Temporary *> live;
   uint64_t peak = 0;
   for (Temporary &temp : temporaries) {
@@ -79,6 +97,8 @@ uint64_t placeFirstFit(MutableArrayRef<Temporary> temporaries) {
     }
     temp.offset = candidate;
     peak = std::max(peak, candidate + temp.bytes);
+    if (peak > kMaxArenaBytes)
+      return std::nullopt;
     live.push_back(&temp);
   }
   return llvm::alignTo(peak, kAlignment);
@@ -106,8 +126,10 @@ LogicalResult MdlPlanMemoryPass::placePersistent(Operation *decl, Type type) {
       byteSize(tensor.getShape(), tensor.getElementType());
   if (!bytes)
     return decl->emitError("the memory plan cannot size ") << type;
-  auto name = decl->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
   uint64_t offset = llvm::alignTo(persistentBytes, kAlignment);
+  if (*bytes > kMaxArenaBytes - offset)
+    return emitTooLarge(decl);
+  auto name = decl->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
   persistentOffsets[name] = offset;
   persistentTypes[name] = tensor;
   decl->setAttr("offset",
@@ -174,7 +196,13 @@ MdlPlanMemoryPass::planFunction(func::FuncOp func,
   });
   if (walk.wasInterrupted())
     return failure();
-  return placeFirstFit(temporaries);
+  for (const Temporary &temp : temporaries)
+    if (temp.bytes > kMaxArenaBytes)
+      return emitTooLarge(temp.alloc);
+  std::optional<uint64_t> bytes = placeFirstFit(temporaries);
+  if (!bytes)
+    return emitTooLarge(func);
+  return *bytes;
 }
 
 /// Gives `func` the arena argument and replaces each buffer and temporary
@@ -255,7 +283,12 @@ void MdlPlanMemoryPass::runOnOperation() {
     scratchBytes = std::max(scratchBytes, *bytes);
   }
 
+  // Each part is at most kMaxArenaBytes, so the sum fits; the whole must too.
   uint64_t arenaBytes = persistentBytes + scratchBytes;
+  if (arenaBytes > kMaxArenaBytes) {
+    emitTooLarge(module);
+    return signalPassFailure();
+  }
   for (auto &[func, temporaries] : functions)
     if (failed(rewriteFunction(func, arenaBytes, temporaries)))
       return signalPassFailure();

@@ -165,8 +165,10 @@ LogicalResult AttentionOp::verify() {
   if (!shape)
     return failure();
   double scale = getScale().convertToDouble();
-  if (!(scale > 0 && std::isfinite(scale)))
-    return emitOpError("scale must be positive and finite, got ") << scale;
+  // Any finite scale, as scaled_dot_product_attention takes (0 attends
+  // uniformly): the decomposition multiplies the scores by it.
+  if (!std::isfinite(scale))
+    return emitOpError("scale must be finite, got ") << scale;
   return verifyTensorType(*this, "result", getType(), *shape,
                           getQuery().getType().getElementType());
 }

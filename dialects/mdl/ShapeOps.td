@@ -116,13 +116,14 @@ def Mdl_BroadcastToOp : Mdl_Op<"broadcast_to", [
 def Mdl_ArangeOp : Mdl_Op<"arange", [Pure]> {
   let summary = "the integers 0 .. n-1";
   let description = [{
-    `n` is the result's only dimension.
+    `n` is the result's only dimension; i32 as the language's `arange`, or
+    i64 where n passes 2^31 (the causal mask of a long attention).
 
     ```mlir
     %i = mdl.arange : tensor<64xi32>
     ```
   }];
-  let results = (outs RankedTensorOf<[I32],
+  let results = (outs RankedTensorOf<[I32, I64],
       [HasStaticShapePred, HasAnyRankOfPred<[1]>], "static 1-d tensor">:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let builders = [

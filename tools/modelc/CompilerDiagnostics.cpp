@@ -3,6 +3,8 @@
 // what the compiler did wrong (CompilerDiagnostics.h).
 #include "tools/modelc/CompilerDiagnostics.h"
 
+#include "codegen/Passes.h"
+
 #include "mlir/IR/Location.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -156,6 +158,12 @@ LogicalResult CompilerDiagnostics::print(Diagnostic &diag) {
   std::string loc = sourceLocation(diag.getLocation());
   std::string message = diag.str();
   llvm::StringRef text(message);
+  // The program's fault after all: it exceeds a limit of every target.
+  if (text.starts_with(kProgramLimitPrefix)) {
+    ++programErrors;
+    printPlain(diag);
+    return success();
+  }
   text.consume_front("internal error: ");
   reportInternalError(text, loc);
   for (Diagnostic &note : diag.getNotes())
@@ -175,6 +183,15 @@ void installInternalErrorHandlers() {
         // Removes the output files that were being written.
         llvm::sys::RunInterruptHandlers();
         std::_Exit(kInternalError);
+      },
+      nullptr);
+  // Not a bug: the program needs more memory than the machine has.
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *reason, bool) {
+        llvm::errs() << "modelc: error: out of memory (" << reason << ")\n";
+        llvm::errs().flush();
+        llvm::sys::RunInterruptHandlers();
+        std::_Exit(kUserError);
       },
       nullptr);
 }

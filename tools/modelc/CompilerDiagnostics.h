@@ -38,6 +38,10 @@ public:
   /// Whether an internal error has been printed.
   bool sawInternalError() const { return internalErrors > 0; }
 
+  /// Whether a pass found the program past a limit of every target
+  /// (kProgramLimitPrefix): the program's error, exit 1.
+  bool sawProgramError() const { return programErrors > 0; }
+
   /// Prints `message` as an internal error of the current step, at the
   /// source location `loc` when there is one, and counts it.
   void reportInternalError(const llvm::Twine &message,
@@ -55,10 +59,12 @@ private:
   std::unique_ptr<mlir::ScopedDiagnosticHandler> handler;
   bool backend = false;
   int internalErrors = 0;
+  int programErrors = 0;
 };
 
 /// LLVM's fatal errors (`LLVM ERROR: ...`) become internal errors with exit
-/// 3, and a crash's stack dump asks for a modelc bug report.
+/// 3, running out of memory an error with exit 1, and a crash's stack dump
+/// asks for a modelc bug report.
 void installInternalErrorHandlers();
 
 } // namespace modelc

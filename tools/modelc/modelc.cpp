@@ -252,7 +252,9 @@ int runBackend(mlir::ModuleOp module,
   };
   if (mlir::failed(modelc::runPipeline(module, options,
                                        modelc::detectInputStage(module), end)))
-    return internalError("the pipeline failed without a message");
+    return diagnostics.sawProgramError() && !diagnostics.sawInternalError()
+               ? int(modelc::kUserError)
+               : internalError("the pipeline failed without a message");
   if (end == modelc::PipelineEnd::Linalg)
     return writeOutput([&](llvm::raw_ostream &os) {
       module->print(os);
@@ -400,6 +402,9 @@ int main(int argc, char **argv) {
     if (emitKind == EmitKind::AST && isMLIRInput())
       return fail("--emit=ast needs a .mdl input");
     return emitKind == EmitKind::AST ? emitAST() : compile();
+  } catch (const std::bad_alloc &) {
+    llvm::errs() << "modelc: error: out of memory\n";
+    return modelc::kUserError;
   } catch (const std::exception &e) {
     llvm::errs() << "modelc: internal error: " << e.what() << "\n";
   } catch (...) {
