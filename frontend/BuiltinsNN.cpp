@@ -104,22 +104,25 @@ std::optional<CValue> emitChecked(BuiltinCall &call, const std::string &opName,
                                              std::move(attrs), call.loc));
 }
 
-/// Whether the working buffer `shape` that lowering `op` needs besides its
-/// operands and result (conv2d's im2col columns, attention's scores) has a
-/// countable number of elements; an error at the call otherwise.
+/// Whether `shape` has at most 2^63 - 1 elements.
+bool isCountable(const std::vector<WideSize> &shape) {
+  WideSize count = 1;
+  for (WideSize d : shape)
+    if ((count *= d) > std::numeric_limits<int64_t>::max())
+      return false;
+  return true;
+}
+
+/// Whether the working buffer `shape` that lowering the call needs besides
+/// its operands and result (conv2d's im2col columns, attention's scores) is
+/// countable; an error at the call otherwise.
 bool checkWorkingBuffer(BuiltinCall &call, const std::string &what,
                         const std::vector<WideSize> &shape) {
-  WideSize count = 1;
-  constexpr WideSize kMax = std::numeric_limits<int64_t>::max();
-  for (WideSize d : shape) {
-    count *= d;
-    if (count > kMax) {
-      call.error(call.loc,
-                 call.quoted() + " needs " + what + " with too many elements");
-      return false;
-    }
-  }
-  return true;
+  if (isCountable(shape))
+    return true;
+  call.error(call.loc,
+             call.quoted() + " needs " + what + " with too many elements");
+  return false;
 }
 
 enum ConvParam { kX, kW, kB, kStride, kPadding, kDilation, kGroups };
@@ -177,8 +180,10 @@ std::optional<CValue> conv2d(BuiltinCall &call) {
                                 pairText(*padding));
     shape.push_back(*count);
   }
-  // im2col: one column of cin/groups * kh * kw taps per output pixel.
-  if (!checkWorkingBuffer(call, "an im2col buffer",
+  // im2col: one column of cin/groups * kh * kw taps per output pixel (a
+  // result too large is emitChecked's error).
+  if (isCountable(shape) &&
+      !checkWorkingBuffer(call, "an im2col buffer",
                           {x->shape[1], w->shape[2], w->shape[3], x->shape[0],
                            shape[2], shape[3]}))
     return std::nullopt;
