@@ -132,8 +132,13 @@ Result<CheckpointState> readCheckpointState(const std::string &stepDir) {
   Result<std::string> text = readWholeFile(path, 1 << 20);
   if (!text)
     return Status::error(text.status().message());
+  return parseCheckpointState(*text, path);
+}
+
+Result<CheckpointState> parseCheckpointState(const std::string &text,
+                                             const std::string &path) {
   try {
-    nlohmann::json j = nlohmann::json::parse(*text);
+    nlohmann::json j = nlohmann::json::parse(text);
     CheckpointState s;
     s.step = j.at("step").get<int64_t>();
     s.epoch = j.at("epoch").get<int64_t>();

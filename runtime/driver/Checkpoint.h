@@ -38,6 +38,10 @@ Result<std::string> newestCheckpoint(const std::string &dir);
 
 Result<CheckpointState> readCheckpointState(const std::string &stepDir);
 
+/// Parses the text of a state.json; `path` names it in messages.
+Result<CheckpointState> parseCheckpointState(const std::string &text,
+                                             const std::string &path);
+
 /// Reads a checkpoint made by this model (same source hash and entry) into
 /// the arena; a different model's checkpoint is a usage error.
 Result<CheckpointState> restoreCheckpoint(const std::string &stepDir,
