@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <sys/resource.h>
 
 namespace modelc::rt {
 
@@ -17,10 +18,18 @@ Result<Arena> Arena::allocate(uint64_t bytes) {
     return Status::error("internal error: the arena size overflows",
                          kExitInternal);
   void *p = std::aligned_alloc(64, size_t(rounded));
-  if (!p)
+  if (!p) {
+    struct rlimit limit;
+    std::string why = "the machine's memory";
+    if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      why = fmt::format("the address-space limit (ulimit -v) of {} bytes",
+                        uint64_t(limit.rlim_cur));
     return Status::error(
-        fmt::format("cannot allocate the program's arena of {} bytes", bytes),
-        kExitInternal);
+        fmt::format("out of memory: cannot allocate the program's arena of {} "
+                    "bytes within {}",
+                    bytes, why),
+        kExitUsage);
+  }
   std::memset(p, 0, size_t(rounded));
   return Arena(static_cast<uint8_t *>(p));
 }

@@ -1,9 +1,15 @@
 // Checkpoints (spec §10): D/step_N/{model,optimizer}.safetensors and
-// state.json, written under D/.step_N.tmp and renamed into place; `keep`
-// prunes old ones; resuming takes the newest complete one.
+// state.json, written under a new D/.step_N.tmp.XXXXXX and renamed into
+// place (an existing step_N is exchanged with it, never removed first);
+// `keep` prunes old ones; resuming takes the newest complete one. A
+// checkpoint whose parameters made the next step's loss non-finite is
+// renamed step_N.diverged, so that no resume picks it up.
 #pragma once
 
 #include "runtime/driver/Weights.h"
+
+#include <optional>
+#include <utility>
 
 namespace modelc::rt {
 
@@ -18,6 +24,13 @@ struct CheckpointState {
   std::string entry;
   int64_t totalSteps = 0;
   uint64_t seed = 0;
+  /// Whether every parameter was finite when it was written.
+  bool paramsFinite = true;
+  /// The settings that shape the run's trajectory (trajectorySettings in
+  /// Settings.h), KEY and exact VALUE: with the source hash, entry, length
+  /// and seed they tell one run's checkpoints from another's. Absent (empty)
+  /// in checkpoints of older programs.
+  std::vector<std::pair<std::string, std::string>> settings;
 };
 
 /// The tensors a checkpoint holds.
@@ -27,18 +40,48 @@ struct CheckpointTensors {
 };
 
 /// Writes D/step_N and, when keep > 0, removes all but the newest `keep`
-/// step directories. Returns the directory written.
+/// step directories (and never the newest one with finite parameters).
+/// Returns the directory written.
 Result<std::string> writeCheckpoint(const std::string &dir,
                                     const CheckpointState &state,
                                     const CheckpointTensors &tensors,
                                     const Arena &arena, int64_t keep);
 
-/// The newest complete D/step_N (all three files present).
-Result<std::string> newestCheckpoint(const std::string &dir);
+/// The newest complete D/step_N (all three files present) whose parameters
+/// were finite; nullopt when D does not exist or holds none.
+Result<std::optional<std::string>> newestCheckpoint(const std::string &dir);
+
+/// The newest complete checkpoint of D at step <= maxStep with finite
+/// parameters; nullopt when there is none.
+Result<std::optional<std::string>> lastGoodCheckpoint(const std::string &dir,
+                                                      int64_t maxStep);
+
+/// Renames D/step_N to D/step_N.diverged (replacing an older one); nothing
+/// to do when there is no D/step_N. Returns the new name, or "".
+Result<std::string> markDiverged(const std::string &dir, int64_t step);
+
+/// Why the complete checkpoints in D are not those of the run `identity`
+/// describes (source hash, entry, length, seed, settings): "" when they all
+/// are, or D holds none; else the first difference, naming the checkpoint.
+Result<std::string> foreignCheckpoint(const std::string &dir,
+                                      const CheckpointState &identity);
+
+/// Removes every step_N, step_N.diverged and leftover temporary directory
+/// of D (--overwrite-checkpoints); returns how many checkpoints went.
+Result<int64_t> removeCheckpoints(const std::string &dir);
+
+/// Removes the temporary directories (.step_N.tmp.*) an interrupted write
+/// left in D.
+Status removeTemporaries(const std::string &dir);
+
+/// The bytes one checkpoint of these tensors takes on disk (approximately:
+/// the tensors plus headers).
+uint64_t checkpointBytes(const CheckpointTensors &tensors);
 
 Result<CheckpointState> readCheckpointState(const std::string &stepDir);
 
-/// Parses the text of a state.json; `path` names it in messages.
+/// Parses the text of a state.json; `path` names it in messages. Every
+/// field is type- and range-checked.
 Result<CheckpointState> parseCheckpointState(const std::string &text,
                                              const std::string &path);
 

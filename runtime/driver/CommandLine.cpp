@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace modelc::rt {
 
@@ -47,7 +48,8 @@ struct RawLists {
   std::vector<std::string> data, evalData, inputs;
 };
 
-void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw) {
+void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw,
+                 std::string &logErrors) {
   CLI::App *t = app.add_subcommand("train", "Train (the default command)");
   t->add_option("name", cl.entry, "The train entry (default: the first)");
   addDeviceOptions(*t, cl);
@@ -71,8 +73,18 @@ void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw) {
       ->check(CLI::NonNegativeNumber);
   t->add_option("--resume", cl.resumeDir,
                 "Continue from the newest checkpoint in D (default: the "
-                "checkpoint directory)")
+                "checkpoint directory); none there yet starts from step 0")
       ->expected(0, 1);
+  t->add_flag("--overwrite-checkpoints", cl.overwriteCheckpoints,
+              "Remove another run's checkpoints from the checkpoint "
+              "directory instead of refusing to start");
+  t->add_option("--time-limit", cl.timeLimitText,
+                "Stop after the step under way once DURATION (90m, 1h30m, "
+                "45s) has passed, checkpoint and exit 0");
+  t->add_option("--log-errors", logErrors,
+                "What a --log write error does: error (stop the run, the "
+                "default) or warn")
+      ->check(CLI::IsMember({"error", "warn"}));
 }
 
 void defineEval(CLI::App &app, CommandLine &cl, RawLists &raw) {
@@ -144,6 +156,37 @@ void defineGradcheck(CLI::App &app, CommandLine &cl, RawLists &raw) {
 
 } // namespace
 
+std::optional<double> parseDuration(const std::string &text) {
+  if (text.empty())
+    return std::nullopt;
+  double total = 0;
+  size_t i = 0;
+  bool unitless = text.find_first_not_of("0123456789.") == std::string::npos;
+  while (i < text.size()) {
+    size_t end = text.find_first_not_of("0123456789.", i);
+    if (end == i)
+      return std::nullopt;
+    std::string number = text.substr(i, end - i);
+    char *stop = nullptr;
+    double v = std::strtod(number.c_str(), &stop);
+    if (*stop != '\0' || !std::isfinite(v))
+      return std::nullopt;
+    if (unitless)
+      return v > 0 ? std::optional<double>(v) : std::nullopt;
+    if (end == std::string::npos)
+      return std::nullopt; // a number without a unit after others
+    char unit = text[end];
+    double scale = unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : 0;
+    if (scale == 0)
+      return std::nullopt;
+    total += v * scale;
+    i = end + 1;
+  }
+  if (!(total > 0) || !std::isfinite(total))
+    return std::nullopt;
+  return total;
+}
+
 Result<CommandLine> parseCommandLine(const std::string &programName,
                                      std::vector<std::string> args) {
   bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
@@ -158,7 +201,8 @@ Result<CommandLine> parseCommandLine(const std::string &programName,
   CLI::App app("A program made by modelc: train, evaluate, infer.",
                programName);
   app.require_subcommand(1);
-  defineTrain(app, cl, raw);
+  std::string logErrors = "error";
+  defineTrain(app, cl, raw, logErrors);
   defineEval(app, cl, raw);
   defineInfer(app, cl, raw);
   CLI::App *d = app.add_subcommand("describe", "Entries, parameters, memory");
@@ -187,6 +231,18 @@ Result<CommandLine> parseCommandLine(const std::string &programName,
                                        : Command::Describe;
   CLI::App *train = app.get_subcommand("train");
   cl.resume = train->count("--resume") > 0;
+  cl.logErrorsWarn = logErrors == "warn";
+  if (!cl.timeLimitText.empty()) {
+    cl.timeLimitSeconds = parseDuration(cl.timeLimitText);
+    if (!cl.timeLimitSeconds)
+      return Status::error("--time-limit " + cl.timeLimitText +
+                           ": expected a duration such as 90m, 1h30m, 45s "
+                           "or 3600 (seconds)");
+  }
+  if (cl.overwriteCheckpoints && cl.resume)
+    return Status::error("--overwrite-checkpoints and --resume: give one of "
+                         "them (one continues the checkpoints, the other "
+                         "removes them)");
   if (cl.steps && cl.epochs)
     return Status::error("--steps and --epochs: give one of them");
   if (!std::isfinite(cl.stepSize) || !std::isfinite(cl.tolerance))

@@ -35,6 +35,16 @@ struct CommandLine {
   std::optional<int64_t> checkpointEvery;
   bool resume = false;
   std::string resumeDir; // empty: the configured checkpoint directory
+  /// Remove another run's checkpoints from the checkpoint directory instead
+  /// of refusing to start.
+  bool overwriteCheckpoints = false;
+  /// --time-limit: stop after the step under way once this many seconds
+  /// have passed since the start, checkpoint, exit 0.
+  std::optional<double> timeLimitSeconds;
+  std::string timeLimitText; // as given, for messages
+  /// --log-errors=warn: a --log that cannot be written is a warning, not an
+  /// error that stops the run.
+  bool logErrorsWarn = false;
   bool json = false;     // describe --json
   std::string help;      // Command::Help: the text to print
   // gradcheck: the relative step h, the tolerance on the norm-wise relative
@@ -45,6 +55,10 @@ struct CommandLine {
   // max(|gpu|, |cpu|).
   double rtol = 1e-4, atol = 1e-5;
 };
+
+/// Seconds in a duration such as "90m", "1h30m", "45s", "2h" or "3600"
+/// (seconds); nullopt when it is not one or is not positive.
+std::optional<double> parseDuration(const std::string &text);
 
 /// Parses `args` (without the program name). `--help` anywhere gives
 /// Command::Help with the text; any mistake is a usage error (exit 2) with

@@ -8,8 +8,10 @@
 #include "runtime/driver/Infer.h"
 #include "runtime/driver/Kernelcheck.h"
 #include "runtime/driver/Trainer.h"
+#include "runtime/io/Files.h"
 
 #include <iostream>
+#include <new>
 #include <unistd.h>
 
 namespace modelc::rt {
@@ -47,6 +49,7 @@ int runProgram(int argc, const char *const *argv, const ProgramImage &image,
                ProgramIO &io) {
   std::string name = argc > 0 ? argv[0] : "program";
   name = name.substr(name.find_last_of('/') + 1);
+  installMappedFileGuard(name);
   Status status;
   try {
     Result<Manifest> manifest =
@@ -61,10 +64,20 @@ int runProgram(int argc, const char *const *argv, const ProgramImage &image,
                        name, std::vector<std::string>(argv + 1, argv + argc))
                  : Result<CommandLine>(manifest.status());
     status = cl ? dispatch(*manifest, *cl, io) : cl.status();
+  } catch (const std::bad_alloc &) {
+    status = Status::error("out of memory (the program's memory limit, ulimit "
+                           "-v, or the machine's memory is too small for "
+                           "this run)",
+                           kExitUsage);
   } catch (const std::exception &e) {
     status = Status::error(std::string("internal error: ") + e.what(),
                            kExitInternal);
   }
+  // What was printed must have arrived (a full disk, a closed pipe).
+  io.out.flush();
+  if (!io.out && status.ok())
+    status = Status::error("cannot write to the standard output (a full disk "
+                           "or a closed pipe?)");
   if (status.ok())
     return kExitOk;
   bool signalled = status.exitCode() > 128;

@@ -112,7 +112,7 @@ Status runEvaluation(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   if (!averages)
     return averages.status();
   log->eval(std::nullopt, *averages);
-  return Status();
+  return log->close();
 }
 
 } // namespace modelc::rt

@@ -7,6 +7,7 @@
 
 #include "runtime/driver/Arena.h"
 #include "runtime/driver/Weights.h"
+#include "runtime/io/Files.h"
 #include "runtime/io/Npy.h"
 #include "runtime/io/Shape.h"
 
@@ -178,6 +179,8 @@ Status runInference(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
       batchBuffers(m, e, Role::Output, e.outputs);
   if (!inputs || !outputs)
     return !inputs ? inputs.status() : outputs.status();
+  // Before any work: the output can be written where it was asked for.
+  MODELC_RETURN_IF_ERROR(checkWritable(cl.output, "--output"));
   int64_t rows = 0;
   Result<std::vector<NpyArray>> arrays =
       readInputs(e, *inputs, cl.inputs, rows);

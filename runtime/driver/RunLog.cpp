@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace modelc::rt {
 
@@ -22,13 +25,38 @@ Result<RunLog> RunLog::open(ProgramIO &io, const std::string &path, bool append,
   log.names_ = std::move(names);
   log.tokens_ = tokens;
   if (!path.empty()) {
-    log.file_ = std::make_unique<std::ofstream>(path, append ? std::ios::app
-                                                             : std::ios::trunc);
-    if (!*log.file_)
+    log.fd_ = ::open(path.c_str(),
+                     O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC),
+                     0644);
+    if (log.fd_ < 0)
       return Status::error(fmt::format("--log {}: cannot open for writing: {}",
                                        path, std::strerror(errno)));
   }
   return log;
+}
+
+RunLog::RunLog(RunLog &&other) noexcept
+    : io_(other.io_), fd_(other.fd_), fileStatus_(std::move(other.fileStatus_)),
+      path_(std::move(other.path_)), totalSteps_(other.totalSteps_),
+      names_(std::move(other.names_)), tokens_(other.tokens_),
+      barOpen_(other.barOpen_) {
+  other.fd_ = -1;
+}
+
+RunLog::~RunLog() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+Status RunLog::close() {
+  if (fd_ >= 0) {
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0 && fileStatus_.ok())
+      fileStatus_ = Status::error(fmt::format(
+          "--log {}: cannot write: {}", path_, std::strerror(errno)));
+  }
+  return fileStatus_;
 }
 
 void RunLog::step(const StepRecord &r) {
@@ -88,8 +116,31 @@ void RunLog::endBar() {
 }
 
 void RunLog::writeJson(const std::string &line) {
-  if (file_)
-    *file_ << line << "\n" << std::flush;
+  if (fd_ < 0 || !fileStatus_.ok())
+    return;
+  // One write per line, so that a full disk cuts the log between lines.
+  std::string text = line + "\n";
+  const char *p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t put = ::write(fd_, p, left);
+    if (put < 0 && errno == EINTR)
+      continue;
+    if (put <= 0) {
+      fileStatus_ = Status::error(
+          fmt::format("--log {}: cannot write: {}", path_,
+                      put < 0 ? std::strerror(errno) : "no progress"));
+      // Cut a partial line back, so that the log stays JSON lines.
+      if (left != text.size()) {
+        off_t end = ::lseek(fd_, 0, SEEK_END);
+        if (end >= 0)
+          (void)!::ftruncate(fd_, end - off_t(text.size() - left));
+      }
+      return;
+    }
+    p += put;
+    left -= size_t(put);
+  }
 }
 
 } // namespace modelc::rt

@@ -6,8 +6,6 @@
 #include "runtime/support/Status.h"
 
 #include <cstdint>
-#include <fstream>
-#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -45,6 +43,17 @@ public:
   void eval(std::optional<int64_t> step, const std::vector<double> &values);
   /// Ends the progress bar's line.
   void finish();
+  /// Closes the --log file; a failed write or close since open is an error
+  /// naming the file (the first one seen).
+  Status close();
+  /// The first --log write error, or ok. Once one happened nothing more is
+  /// written to the file.
+  const Status &fileStatus() const { return fileStatus_; }
+
+  RunLog(RunLog &&other) noexcept;
+  RunLog &operator=(RunLog &&) = delete;
+  RunLog(const RunLog &) = delete;
+  ~RunLog();
 
 private:
   RunLog(ProgramIO &io) : io_(&io) {}
@@ -52,7 +61,8 @@ private:
   void writeJson(const std::string &line);
 
   ProgramIO *io_;
-  std::unique_ptr<std::ofstream> file_;
+  int fd_ = -1; // the --log file, or -1
+  Status fileStatus_;
   std::string path_;
   int64_t totalSteps_ = 0;
   std::vector<std::string> names_;

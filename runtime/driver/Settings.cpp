@@ -182,6 +182,25 @@ Result<RunSettings> resolveSettings(const TrainInfo &entry,
   return r;
 }
 
+std::vector<std::pair<std::string, std::string>>
+trajectorySettings(const RunSettings &s) {
+  auto real = [](double v) { return fmt::format("{:.17g}", v); };
+  auto integer = [](int64_t v) { return std::to_string(v); };
+  return {{"lr", real(s.lr)},
+          {"weight_decay", real(s.weightDecay)},
+          {"momentum", real(s.momentum)},
+          {"beta1", real(s.beta1)},
+          {"beta2", real(s.beta2)},
+          {"eps", real(s.eps)},
+          {"grad_clip", real(s.gradClip)},
+          {"shuffle", s.shuffle ? "true" : "false"},
+          {"warmup", integer(s.warmup)},
+          {"min_lr", real(s.minLr)},
+          {"every", integer(s.every)},
+          {"gamma", real(s.gamma)},
+          {"seed", std::to_string(s.seed)}};
+}
+
 Result<double> hyperValue(const RunSettings &s, const std::string &key,
                           const StepCounters &c) {
   const std::pair<const char *, double> values[] = {

@@ -6,6 +6,9 @@
 #include "runtime/driver/Manifest.h"
 
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace modelc::rt {
 
@@ -27,6 +30,12 @@ const std::vector<std::string> &settableKeys();
 Result<RunSettings> resolveSettings(const TrainInfo &entry,
                                     const std::vector<std::string> &sets,
                                     std::optional<uint64_t> seed);
+
+/// The settings that change what a run computes (not log, eval or
+/// checkpoint intervals), as KEY and an exact VALUE, in a fixed order:
+/// checkpoints record them to tell one run from another.
+std::vector<std::pair<std::string, std::string>>
+trajectorySettings(const RunSettings &settings);
 
 /// Where the optimizer step stands when the hypers are written.
 struct StepCounters {

@@ -38,7 +38,8 @@ Status resolveCheckpoints(const TrainInfo &e, const CommandLine &cl,
   ck.dir = cl.checkpointDir.empty() ? e.checkpointDir : cl.checkpointDir;
   ck.every = cl.checkpointEvery.value_or(settings.checkpointEvery);
   ck.keep = e.checkpointKeep;
-  if (ck.dir.empty() && ck.every > 0)
+  // Periodic checkpoints and a time limit need somewhere to go.
+  if (ck.dir.empty() && (ck.every > 0 || cl.timeLimitSeconds))
     ck.dir = "checkpoints";
   if (!cl.resume)
     return Status();
@@ -49,12 +50,18 @@ Status resolveCheckpoints(const TrainInfo &e, const CommandLine &cl,
   if (from.empty())
     return Status::error("--resume: no checkpoint directory; give --resume D "
                          "or --checkpoint-dir D");
-  if (ck.dir.empty())
+  // A resumed run goes on writing where it resumed from, unless told.
+  if (cl.checkpointDir.empty())
     ck.dir = from;
-  Result<std::string> newest = newestCheckpoint(from);
+  ck.resumeDir = from;
+  Result<std::optional<std::string>> newest = newestCheckpoint(from);
   if (!newest)
     return newest.status();
-  ck.resumeFrom = *newest;
+  if (*newest)
+    ck.resumeFrom = **newest;
+  else
+    ck.notice = "no checkpoint in " + from +
+                " yet: starting from the beginning";
   return Status();
 }
 

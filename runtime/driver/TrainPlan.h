@@ -15,6 +15,8 @@ struct CheckpointConfig {
   int64_t every = 0;
   int64_t keep = 0;
   std::string resumeFrom; // a D/step_N directory when resuming
+  std::string resumeDir;  // D of --resume, also when it holds none yet
+  std::string notice;     // printed before the run (--resume found none)
 };
 
 struct TrainPlan {

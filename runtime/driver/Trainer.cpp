@@ -5,6 +5,7 @@
 #include "runtime/data/BatchOrder.h"
 #include "runtime/driver/Devices.h"
 #include "runtime/driver/Initializers.h"
+#include "runtime/driver/Preflight.h"
 #include "runtime/driver/Signals.h"
 #include "runtime/driver/Text.h"
 #include "runtime/driver/TrainPlan.h"
@@ -44,18 +45,28 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
     io.err << "resuming from " << p.checkpoint.resumeFrom << "\n";
 }
 
+/// How the loop ended without an error: the run is complete, or it
+/// stopped early with a checkpoint (--time-limit) and `note` says how to go
+/// on.
+struct LoopEnd {
+  bool finished = true;
+  std::string note;
+};
+
 class TrainLoop {
 public:
-  TrainLoop(const TrainPlan &plan, const std::string &sourceHash, Arena &arena,
-            RunLog &log)
-      : p_(plan), sourceHash_(sourceHash), arena_(arena), log_(log),
+  TrainLoop(const TrainPlan &plan, const CommandLine &cl,
+            CheckpointState identity, Arena &arena, RunLog &log,
+            ProgramIO &io, Clock::time_point started)
+      : p_(plan), cl_(cl), identity_(std::move(identity)), arena_(arena),
+        log_(log), io_(io), started_(started),
         order_(plan.data->numSamples(), plan.globalBatch, plan.settings.shuffle,
                plan.settings.seed) {}
 
   Status resume() {
     Result<CheckpointState> s =
-        restoreCheckpoint(p_.checkpoint.resumeFrom, sourceHash_, p_.entry->name,
-                          p_.tensors, arena_);
+        restoreCheckpoint(p_.checkpoint.resumeFrom, identity_.sourceHash,
+                          p_.entry->name, p_.tensors, arena_);
     if (!s)
       return s.status();
     if (s->batchInEpoch >= p_.stepsPerEpoch)
@@ -68,14 +79,26 @@ public:
       return Status::error(
           fmt::format("{} is at step {}, past the end of this run ({} steps)",
                       p_.checkpoint.resumeFrom, s->step, p_.totalSteps));
+    if (s->epoch * p_.stepsPerEpoch + s->batchInEpoch != s->step)
+      return Status::error(fmt::format(
+          "{}: its data cursor (batch {} of epoch {}) is not where {} steps "
+          "of {} per epoch end; was the data or the batch changed?",
+          p_.checkpoint.resumeFrom, s->batchInEpoch, s->epoch, s->step,
+          p_.stepsPerEpoch));
     step_ = lastCheckpoint_ = s->step;
+    lastCheckpointDir_ = p_.checkpoint.resumeFrom;
     counter_ = s->rngCounter;
     order_.seek(s->epoch, s->batchInEpoch);
     cursor_ = {order_.epoch(), order_.batchInEpoch()};
     return Status();
   }
 
-  Status run();
+  Result<LoopEnd> run();
+  /// The checkpoint at the end of a finished run, unless the last step
+  /// wrote one; nothing without a checkpoint directory.
+  Status finalCheckpoint();
+  int64_t lastCheckpoint() const { return lastCheckpoint_; }
+  const std::string &lastCheckpointDir() const { return lastCheckpointDir_; }
 
 private:
   /// Where the data order stands: (epoch, batch in epoch) of the batch
@@ -100,12 +123,35 @@ private:
   bool prefetchAfter(int64_t s) const;
   Status checkpoint(int64_t s, uint64_t counter, int64_t epoch,
                     int64_t batchInEpoch);
+  /// The checkpoint after step s, where the cursor now stands.
+  Status checkpointNow(int64_t s) {
+    return checkpoint(s, counter_, cursor_.epoch, cursor_.batchInEpoch);
+  }
   Status evaluate(int64_t s);
+  /// The error of a non-finite loss at step s: the parameters after step
+  /// s-1 made it, so their checkpoint (if any) is set aside and the message
+  /// names the newest checkpoint before them.
+  Status diverged(int64_t s, double loss);
+  /// Ends the run after step s for `why` (a signal, a log that cannot be
+  /// written, the time limit) with a checkpoint; the message says where.
+  Status stopAfter(int64_t s, const std::string &why, int exitCode);
+  /// After each step: a --log write error stops the run, or with
+  /// --log-errors=warn is reported once.
+  Status checkLog(int64_t s);
+  bool timeIsUp() const {
+    return cl_.timeLimitSeconds &&
+           std::chrono::duration<double>(Clock::now() - started_).count() >=
+               *cl_.timeLimitSeconds;
+  }
 
   const TrainPlan &p_;
-  std::string sourceHash_;
+  const CommandLine &cl_;
+  CheckpointState identity_;
   Arena &arena_;
   RunLog &log_;
+  ProgramIO &io_;
+  Clock::time_point started_;
+  bool logWarned_ = false;
   BatchOrder order_;
   Cursor cursor_;
   Prefetched next_;
@@ -119,16 +165,13 @@ private:
 
 Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
                              int64_t batchInEpoch) {
-  CheckpointState state;
+  CheckpointState state = identity_;
   state.step = s;
   state.epoch = epoch;
   state.batchInEpoch = batchInEpoch;
   state.rngCounter = counter;
-  state.sourceHash = sourceHash_;
-  state.entry = p_.entry->name;
-  state.totalSteps = p_.totalSteps;
-  state.seed = p_.settings.seed;
   MODELC_RETURN_IF_ERROR(arena_.pullPersistent());
+  state.paramsFinite = allFinite(p_.tensors.params, arena_);
   Result<std::string> dir = writeCheckpoint(
       p_.checkpoint.dir, state, p_.tensors, arena_, p_.checkpoint.keep);
   if (!dir)
@@ -197,19 +240,8 @@ Status TrainLoop::runStep(int64_t s) {
   }
   for (double &v : sums)
     v /= double(e.accumulate);
-  if (!std::isfinite(sums[0])) {
-    std::string saved;
-    if (!p_.checkpoint.dir.empty() && s > 1) {
-      if (lastCheckpoint_ != s - 1)
-        MODELC_RETURN_IF_ERROR(checkpoint(s - 1, counter_ - e.accumulate,
-                                          before.epoch, before.batchInEpoch));
-      saved = "; the last good checkpoint is " + lastCheckpointDir_;
-    }
-    return Status::error(fmt::format("training diverged at step {}: the loss "
-                                     "is {}{}",
-                                     s, sums[0], saved),
-                         kExitDiverged);
-  }
+  if (!std::isfinite(sums[0]))
+    return diverged(s, sums[0]);
   // The update's outputs (lr, grad norm) are read only on logged steps;
   // otherwise the host goes on to the next step while the device updates.
   MODELC_RETURN_IF_ERROR(arena_.launch(p_.update));
@@ -239,52 +271,175 @@ Status TrainLoop::runStep(int64_t s) {
   if (p_.evaluator && ((evalEvery > 0 && s % evalEvery == 0) ||
                        (evalEvery == 0 && cursor_.batchInEpoch == 0)))
     MODELC_RETURN_IF_ERROR(evaluate(s));
-  if (p_.checkpoint.every > 0 && s % p_.checkpoint.every == 0)
-    MODELC_RETURN_IF_ERROR(
-        checkpoint(s, counter_, cursor_.epoch, cursor_.batchInEpoch));
+  if (p_.checkpoint.every > 0 && s % p_.checkpoint.every == 0) {
+    // A failed periodic checkpoint does not stop the run: the next one or
+    // the final one may succeed (a full disk freed).
+    Status written = checkpointNow(s);
+    if (!written.ok())
+      io_.err << fmt::format(
+          "warning: the checkpoint after step {} failed: {}; training goes "
+          "on{}\n",
+          s, written.message(),
+          lastCheckpointDir_.empty()
+              ? ""
+              : "; the last checkpoint is " + lastCheckpointDir_);
+  }
   return Status();
 }
 
-Status TrainLoop::run() {
+Status TrainLoop::diverged(int64_t s, double loss) {
+  std::string msg =
+      fmt::format("training diverged at step {}: the loss is {}", s, loss);
+  std::string lower = fmt::format("--set lr={:g}", p_.settings.lr / 10);
+  const std::string &dir = p_.checkpoint.dir;
+  if (dir.empty())
+    return Status::error(msg + "; no checkpoint directory; start again with "
+                               "a lower learning rate, e.g. " +
+                             lower,
+                         kExitDiverged);
+  // The state after step s-1 (its parameters, or with them the next batch)
+  // made this loss: resuming from it only repeats it.
+  Result<std::string> setAside = markDiverged(dir, s - 1);
+  if (!setAside)
+    return Status::error(msg + "; " + setAside.status().message(),
+                         kExitDiverged);
+  if (!setAside->empty())
+    msg += fmt::format("; the checkpoint of step {} leads to it (kept as "
+                       "{})",
+                       s - 1, *setAside);
+  Result<std::optional<std::string>> good = lastGoodCheckpoint(dir, s - 2);
+  if (!good)
+    return Status::error(msg + "; " + good.status().message(), kExitDiverged);
+  if (*good)
+    msg += fmt::format("; the last good checkpoint is {}: resume from it "
+                       "with a lower learning rate, e.g. --resume {} {}",
+                       **good, dir, lower);
+  else
+    msg += fmt::format("; there is no good checkpoint (none before step "
+                       "{}; --checkpoint-every N writes them): start again "
+                       "with a lower learning rate, e.g. {}",
+                       std::max<int64_t>(s - 1, 1), lower);
+  return Status::error(msg, kExitDiverged);
+}
+
+Status TrainLoop::stopAfter(int64_t s, const std::string &why, int exitCode) {
+  log_.finish();
+  if (p_.checkpoint.dir.empty())
+    return Status::error(fmt::format("{} after step {}; no checkpoint "
+                                     "directory, nothing saved",
+                                     why, s),
+                         exitCode);
+  if (lastCheckpoint_ != s) {
+    Status written = checkpointNow(s);
+    if (!written.ok())
+      return Status::error(
+          fmt::format("{} after step {}; the checkpoint failed: {}{}", why, s,
+                      written.message(),
+                      lastCheckpointDir_.empty()
+                          ? "; nothing saved"
+                          : "; the last checkpoint is " + lastCheckpointDir_),
+          exitCode == 0 ? kExitUsage : exitCode);
+  }
+  return Status::error(fmt::format("{} after step {}; checkpoint {} "
+                                   "(continue with --resume {})",
+                                   why, s, lastCheckpointDir_,
+                                   p_.checkpoint.dir),
+                       exitCode);
+}
+
+Status TrainLoop::checkLog(int64_t s) {
+  const Status &logged = log_.fileStatus();
+  if (logged.ok() || logWarned_)
+    return Status();
+  if (cl_.logErrorsWarn) {
+    io_.err << "warning: " << logged.message()
+            << "; training goes on without it (--log-errors=warn)\n";
+    logWarned_ = true;
+    return Status();
+  }
+  return stopAfter(s, logged.message() + " (--log-errors=warn goes on)",
+                   kExitUsage);
+}
+
+Result<LoopEnd> TrainLoop::run() {
   SignalGuard signals;
   for (int64_t s = step_ + 1; s <= p_.totalSteps; ++s) {
     MODELC_RETURN_IF_ERROR(runStep(s));
     step_ = s;
     if (int sig = SignalGuard::pending()) {
-      log_.finish();
-      std::string what = sig == SIGINT ? "SIGINT" : "SIGTERM";
-      if (p_.checkpoint.dir.empty())
-        return Status::error(fmt::format("stopped by {} after step {}; no "
-                                         "checkpoint directory, nothing saved",
-                                         what, s),
-                             128 + sig);
-      if (lastCheckpoint_ != s)
-        MODELC_RETURN_IF_ERROR(
-            checkpoint(s, counter_, cursor_.epoch, cursor_.batchInEpoch));
-      return Status::error(fmt::format("stopped by {} after step {}; "
-                                       "checkpoint {} (continue with --resume)",
-                                       what, s, lastCheckpointDir_),
-                           128 + sig);
+      SignalGuard::acknowledge();
+      return stopAfter(s,
+                       fmt::format("stopped by {}",
+                                   sig == SIGINT ? "SIGINT" : "SIGTERM"),
+                       128 + sig);
+    }
+    MODELC_RETURN_IF_ERROR(checkLog(s));
+    if (s < p_.totalSteps && timeIsUp()) {
+      Status stopped = stopAfter(s, "time limit " + cl_.timeLimitText + " reached", 0);
+      if (stopped.exitCode() != 0)
+        return stopped;
+      return LoopEnd{false, stopped.message()};
     }
   }
   if (p_.evaluator && lastEval_ != p_.totalSteps)
     MODELC_RETURN_IF_ERROR(evaluate(p_.totalSteps));
   log_.finish();
-  if (!p_.checkpoint.dir.empty() && lastCheckpoint_ != p_.totalSteps)
-    MODELC_RETURN_IF_ERROR(checkpoint(p_.totalSteps, counter_, cursor_.epoch,
-                                      cursor_.batchInEpoch));
-  return Status();
+  MODELC_RETURN_IF_ERROR(checkLog(p_.totalSteps));
+  return LoopEnd();
+}
+
+Status TrainLoop::finalCheckpoint() {
+  if (p_.checkpoint.dir.empty() || lastCheckpoint_ == p_.totalSteps)
+    return Status();
+  return checkpointNow(p_.totalSteps);
+}
+
+/// The end of a finished run: the final checkpoint and --save, each written
+/// whatever happened to the other; the message says what was kept where.
+Status keepResults(TrainLoop &loop, const TrainPlan &plan,
+                   const CommandLine &cl, Arena &arena, ProgramIO &io) {
+  Status checkpointed = loop.finalCheckpoint();
+  Status saved;
+  if (!cl.save.empty()) {
+    saved = arena.pullPersistent();
+    if (saved.ok())
+      saved = saveTensors(cl.save, plan.tensors.params, arena);
+    if (saved.ok())
+      io.err << "saved the parameters to " << cl.save << "\n";
+  }
+  if (checkpointed.ok() && saved.ok())
+    return Status();
+  std::string msg;
+  if (!checkpointed.ok())
+    msg = "the final checkpoint failed: " + checkpointed.message();
+  if (!saved.ok())
+    msg += (msg.empty() ? "" : "; ") + ("--save failed: " + saved.message());
+  bool checkpointKept = checkpointed.ok() && !plan.checkpoint.dir.empty();
+  if (!cl.save.empty() && saved.ok())
+    msg += "; the trained parameters are in " + cl.save;
+  else if (checkpointKept)
+    msg += "; the trained parameters are in the final checkpoint " +
+           loop.lastCheckpointDir();
+  else if (!loop.lastCheckpointDir().empty())
+    msg += fmt::format("; the last checkpoint kept is {} (step {})",
+                       loop.lastCheckpointDir(), loop.lastCheckpoint());
+  else
+    msg += "; the trained parameters could not be kept";
+  return Status::error(msg, kExitUsage);
 }
 
 } // namespace
 
 Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
+  Clock::time_point started = Clock::now();
   Result<DeviceChoice> device = chooseDevice(cl, m);
   if (!device)
     return device.status();
   Result<TrainPlan> plan = planTraining(m, cl);
   if (!plan)
     return plan.status();
+  CheckpointState identity = runIdentity(*plan, m.sourceHash);
+  MODELC_RETURN_IF_ERROR(preflightTraining(*plan, cl, identity, io));
   Result<Arena> arena = Arena::allocate(m.arenaBytes);
   if (!arena)
     return arena.status();
@@ -298,17 +453,24 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
                    plan->data->tokensPerSample() > 0);
   if (!log)
     return log.status();
-  TrainLoop loop(*plan, m.sourceHash, *arena, *log);
+  TrainLoop loop(*plan, cl, identity, *arena, *log, io, started);
   if (resuming)
     MODELC_RETURN_IF_ERROR(loop.resume());
   MODELC_RETURN_IF_ERROR(useDevice(*device, m, *arena, io));
   printBanner(m, *plan, cl, *arena, io);
-  MODELC_RETURN_IF_ERROR(loop.run());
-  if (!cl.save.empty()) {
-    MODELC_RETURN_IF_ERROR(arena->pullPersistent());
-    MODELC_RETURN_IF_ERROR(saveTensors(cl.save, plan->tensors.params, *arena));
-    io.err << "saved the parameters to " << cl.save << "\n";
+  Result<LoopEnd> end = loop.run();
+  if (!end)
+    return end.status();
+  if (!end->finished) {
+    io.err << end->note
+           << (cl.save.empty() ? "" : "; --save is written when the run ends")
+           << "\n";
+    return log->close();
   }
+  MODELC_RETURN_IF_ERROR(keepResults(loop, *plan, cl, *arena, io));
+  Status logClosed = log->close();
+  if (!logClosed.ok() && !cl.logErrorsWarn)
+    return logClosed;
   return Status();
 }
 

@@ -44,6 +44,44 @@ std::vector<NamedBuffer> stateBuffers(const Manifest &manifest,
   return out;
 }
 
+bool allFinite(const std::vector<NamedBuffer> &buffers, const Arena &arena) {
+  for (const NamedBuffer &nb : buffers) {
+    const BufferInfo &b = *nb.buffer;
+    const uint8_t *p = arena.at(b);
+    // Non-finite: all exponent bits set.
+    auto scan = [&](auto word, uint64_t exponent) {
+      using Word = decltype(word);
+      for (uint64_t i = 0; i + sizeof(Word) <= b.bytes; i += sizeof(Word)) {
+        Word w;
+        std::memcpy(&w, p + i, sizeof w);
+        if ((uint64_t(w) & exponent) == exponent)
+          return false;
+      }
+      return true;
+    };
+    bool finite = true;
+    switch (b.dtype) {
+    case DType::F32:
+      finite = scan(uint32_t(), 0x7f800000u);
+      break;
+    case DType::F64:
+      finite = scan(uint64_t(), 0x7ff0000000000000ull);
+      break;
+    case DType::F16:
+      finite = scan(uint16_t(), 0x7c00u);
+      break;
+    case DType::BF16:
+      finite = scan(uint16_t(), 0x7f80u);
+      break;
+    default:
+      break;
+    }
+    if (!finite)
+      return false;
+  }
+  return true;
+}
+
 Status saveTensors(const std::string &path,
                    const std::vector<NamedBuffer> &buffers,
                    const Arena &arena) {

@@ -19,6 +19,9 @@ std::vector<NamedBuffer> parameterBuffers(const Manifest &manifest);
 std::vector<NamedBuffer> stateBuffers(const Manifest &manifest,
                                       const std::string &entry);
 
+/// Whether every element of these (floating-point) buffers is finite.
+bool allFinite(const std::vector<NamedBuffer> &buffers, const Arena &arena);
+
 /// Writes the buffers, in order, with metadata {"format": "pt"}.
 Status saveTensors(const std::string &path,
                    const std::vector<NamedBuffer> &buffers, const Arena &arena);

@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 
 namespace modelc::rt::test {
 namespace {

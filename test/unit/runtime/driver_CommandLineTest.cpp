@@ -183,7 +183,10 @@ TEST_F(DriverUsage, DataOverridesNameKnownFields) {
 
 TEST_F(DriverUsage, ResumeNeedsADirectoryAndExcludesInit) {
   expectUsage({"--resume"}, "--resume: no checkpoint directory");
-  expectUsage({"--resume", path("nothing")}, "nothing");
+  expectUsage({"--resume", path("d"), "--overwrite-checkpoints"},
+              "--overwrite-checkpoints and --resume");
+  expectUsage({"--time-limit", "soon"}, "--time-limit soon: expected a "
+                                        "duration");
   expectUsage({"--resume", path("d"), "--init", "w.safetensors"},
               "--init and --resume");
 }

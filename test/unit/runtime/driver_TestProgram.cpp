@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -33,8 +34,8 @@ struct Layout {
   int64_t batch = 4, accumulate = 1, inferBatch = 4;
   bool f64 = false, wrongBiasGradient = false;
   DType y2 = DType::F32; // the dtype of predict's output y2
-  uint64_t raiseAt = 0;
-  int raiseSignal = 0;
+  uint64_t actAt = 0;
+  std::function<void()> action;
 } layout;
 
 template <typename T> T *at(uint8_t *arena, const std::string &name) {
@@ -59,8 +60,8 @@ double mask(double seed, double counter, int64_t i, int j) {
 // Inputs are f32 in both variants (modelc --widen-f64 keeps the data's dtype).
 template <typename T> void fwdBwd(uint8_t *arena) {
   double counter = hyper(arena, "rng_counter"), seed = hyper(arena, "seed");
-  if (layout.raiseAt && counter == double(layout.raiseAt))
-    std::raise(layout.raiseSignal);
+  if (layout.actAt && counter == double(layout.actAt) && layout.action)
+    layout.action();
   const T *w = at<T>(arena, "fc.weight"), *b = at<T>(arena, "fc.bias");
   const float *x = at<float>(arena, "fit:in:x"),
               *y = at<float>(arena, "fit:in:y");
@@ -179,8 +180,12 @@ const modelc_fn *testFunctions() { return kFunctions; }
 size_t numTestFunctions() { return std::size(kFunctions); }
 
 void raiseSignalAt(uint64_t rngCounter, int signal) {
-  layout.raiseAt = rngCounter;
-  layout.raiseSignal = signal;
+  runAt(rngCounter, [signal] { std::raise(signal); });
+}
+
+void runAt(uint64_t rngCounter, std::function<void()> action) {
+  layout.actAt = rngCounter;
+  layout.action = rngCounter ? std::move(action) : nullptr;
 }
 
 std::vector<uint8_t> buildManifest(const ProgramOptions &o) {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,9 @@ size_t numTestFunctions();
 
 /// When non-zero, fwd_bwd raises `signal` when rng_counter reaches it.
 void raiseSignalAt(uint64_t rngCounter, int signal);
+
+/// When non-zero, fwd_bwd calls `action` when rng_counter reaches it.
+void runAt(uint64_t rngCounter, std::function<void()> action);
 
 struct RunResult {
   int code = 0;

@@ -173,7 +173,7 @@ TEST_F(DriverTest, DataOverridesReplaceSources) {
   EXPECT_NE(mixed.err.find("points"), std::string::npos) << mixed.err;
 }
 
-TEST_F(DriverTest, NonFiniteLossExits3AfterSavingTheLastGoodCheckpoint) {
+TEST_F(DriverTest, NonFiniteLossExits3NamingTheLastGoodCheckpoint) {
   std::vector<float> x(80, 0.5f), y(40, 1.0f);
   y[22] = std::nanf(""); // in step 6 without shuffling (batch 4)
   ASSERT_TRUE(writeNpy(path("nan_x.npy"), DType::F32, {40, 2}, x.data()).ok());
@@ -181,21 +181,33 @@ TEST_F(DriverTest, NonFiniteLossExits3AfterSavingTheLastGoodCheckpoint) {
   options.trainX = path("nan_x.npy");
   options.trainY = path("nan_y.npy");
   options.shuffle = false;
-  RunResult r = run(
-      {"--checkpoint-dir", path("ck"), "--save", path("never.safetensors")});
+  RunResult r = run({"--checkpoint-dir", path("ck"), "--checkpoint-every", "1",
+                     "--save", path("never.safetensors")});
   EXPECT_EQ(r.code, 3) << r.err;
-  EXPECT_NE(r.err.find("training diverged at step 6: the loss is nan; the last "
-                       "good checkpoint is " +
-                       path("ck") + "/step_5"),
+  // Step 5's parameters lead to the NaN of step 6: set aside; step 4's led
+  // to a finite step 5.
+  EXPECT_NE(r.err.find("training diverged at step 6: the loss is nan; the "
+                       "checkpoint of step 5 leads to it (kept as " +
+                       path("ck") + "/step_5.diverged); the last good "
+                                    "checkpoint is " +
+                       path("ck") + "/step_4: resume from it"),
             std::string::npos)
       << r.err;
-  EXPECT_TRUE(std::filesystem::exists(path("ck/step_5/model.safetensors")));
+  EXPECT_TRUE(std::filesystem::exists(path("ck/step_5.diverged/state.json")));
+  EXPECT_FALSE(std::filesystem::exists(path("ck/step_5")));
   EXPECT_FALSE(std::filesystem::exists(path("never.safetensors")));
   nlohmann::json state =
-      nlohmann::json::parse(readFile(path("ck/step_5/state.json")));
-  EXPECT_EQ(state["step"], 5);
-  EXPECT_EQ(state["rng_counter"], 5);
-  EXPECT_EQ(state["batch_in_epoch"], 5);
+      nlohmann::json::parse(readFile(path("ck/step_4/state.json")));
+  EXPECT_EQ(state["step"], 4);
+  EXPECT_EQ(state["rng_counter"], 4);
+  EXPECT_EQ(state["params_finite"], true);
+  // Without periodic checkpoints there is none to name.
+  RunResult none = run({"--checkpoint-dir", path("ck2")});
+  EXPECT_EQ(none.code, 3) << none.err;
+  EXPECT_NE(none.err.find("there is no good checkpoint"), std::string::npos)
+      << none.err;
+  EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'),
+            std::count(r.err.begin(), r.err.end(), '\n'));
 }
 
 } // namespace
