@@ -90,6 +90,9 @@ Result<Entry> parseEntry(const std::string &path, const std::string &name,
 
 Status readMetadata(const std::string &path, const nlohmann::json &value,
                     std::map<std::string, std::string> *metadata) {
+  // The reference reads it as an Option: null is no metadata.
+  if (value.is_null())
+    return Status();
   if (!value.is_object())
     return Status::error(
         fmt::format("{}: '__metadata__' is not a JSON object", path));
@@ -104,9 +107,11 @@ Status readMetadata(const std::string &path, const nlohmann::json &value,
   return Status();
 }
 
-/// The entries must tile [0, dataSize) exactly, in order of their offsets.
+/// The entries must tile [0, dataSize) exactly, in order of their offsets,
+/// as the reference's Metadata::validate requires. Messages give the file
+/// offsets too (the data starts at `dataStart`).
 Status checkTiling(const std::string &path, std::vector<Entry> &entries,
-                   uint64_t dataSize) {
+                   uint64_t dataStart, uint64_t dataSize) {
   std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
     return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
   });
@@ -114,65 +119,117 @@ Status checkTiling(const std::string &path, std::vector<Entry> &entries,
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry &entry = entries[i];
     if (entry.begin < cursor)
-      return Status::error(
-          fmt::format("{}: tensors '{}' and '{}' have overlapping data_offsets",
-                      path, entries[i - 1].name, entry.name));
+      return Status::error(fmt::format(
+          "{}: tensors '{}' and '{}' have overlapping data_offsets (both "
+          "hold data offset {}, byte {} of the file)",
+          path, entries[i - 1].name, entry.name, entry.begin,
+          dataStart + entry.begin));
     if (entry.begin > cursor)
       return Status::error(fmt::format(
-          "{}: {} bytes of data before tensor '{}' belong to no tensor", path,
-          entry.begin - cursor, entry.name));
+          "{}: {} bytes of data before tensor '{}' (bytes {}-{} of the file) "
+          "belong to no tensor",
+          path, entry.begin - cursor, entry.name, dataStart + cursor,
+          dataStart + entry.begin - 1));
     cursor = entry.end;
   }
   if (cursor != dataSize)
-    return Status::error(
-        fmt::format("{}: {} bytes of data after the last tensor belong to no "
-                    "tensor",
-                    path, dataSize - cursor));
+    return Status::error(fmt::format(
+        "{}: {} bytes of data after the last tensor (from byte {} of the "
+        "file) belong to no tensor",
+        path, dataSize - cursor, dataStart + cursor));
   return Status();
+}
+
+/// The header as the format specifies it: one JSON object from the first
+/// byte, then nothing but spaces (0x20, the writer's padding), each key once
+/// per object. nlohmann's parser treats a NUL as the end of its input, so
+/// NULs are refused first, and the text handed to it ends at the object's
+/// closing brace.
+Result<nlohmann::json> parseHeader(const std::string &path, const char *header,
+                                   uint64_t size) {
+  auto fail = [&](uint64_t at, const std::string &problem) {
+    return Status::error(fmt::format(
+        "{}: invalid JSON header: {} at byte {} (the header is bytes 8-{}: "
+        "one JSON object, padded with spaces)",
+        path, problem, 8 + at, 8 + size - 1));
+  };
+  if (size == 0)
+    return Status::error(
+        fmt::format("{}: invalid JSON header: the header is empty", path));
+  if (header[0] != '{')
+    return fail(0, "not a JSON object");
+  if (const void *nul = std::memchr(header, '\0', size))
+    return fail(uint64_t(static_cast<const char *>(nul) - header),
+                "a NUL byte");
+  uint64_t end = size;
+  while (end > 0 && header[end - 1] == ' ')
+    --end;
+  if (header[end - 1] != '}')
+    return fail(end - 1,
+                fmt::format("byte 0x{:02x} after the JSON object (only spaces "
+                            "may follow it)",
+                            uint8_t(header[end - 1])));
+  std::vector<std::set<std::string>> keys; // of each open object
+  std::string duplicate;
+  auto noDuplicateKeys = [&](int, nlohmann::json::parse_event_t event,
+                             nlohmann::json &parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start)
+      keys.emplace_back();
+    else if (event == Event::object_end && !keys.empty())
+      keys.pop_back();
+    else if (event == Event::key && !keys.empty() &&
+             !keys.back().insert(parsed.get<std::string>()).second &&
+             duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(header, header + end, noDuplicateKeys);
+  } catch (const nlohmann::json::parse_error &error) {
+    return fail(error.byte > 0 ? error.byte - 1 : 0, error.what());
+  } catch (const nlohmann::json::exception &error) {
+    return fail(0, error.what());
+  }
+  if (!duplicate.empty())
+    return Status::error(fmt::format(
+        "{}: invalid JSON header: the key '{}' appears twice in one object "
+        "(readers would disagree on which one holds)",
+        path, duplicate));
+  if (!json.is_object())
+    return fail(0, "not a JSON object");
+  return json;
 }
 
 } // namespace
 
 Result<std::vector<TensorData>>
-readSafetensors(const std::string &path,
-                std::map<std::string, std::string> *metadata) {
-  Result<std::shared_ptr<const Blob>> blob = mapFile(path);
-  if (!blob)
-    return blob.status();
-  const uint8_t *file = (*blob)->data();
-  uint64_t fileSize = (*blob)->size();
+parseSafetensors(const uint8_t *file, size_t fileSize, const std::string &path,
+                 std::map<std::string, std::string> *metadata) {
   if (fileSize < 8)
     return Status::error(fmt::format(
         "{}: truncated: {} bytes, too short for the 8-byte header length", path,
         fileSize));
   uint64_t headerSize = readLittleEndian64(file);
   if (headerSize > kMaxSafetensorsHeaderBytes)
-    return Status::error(
-        fmt::format("{}: header length {} exceeds the limit of {} bytes", path,
-                    headerSize, kMaxSafetensorsHeaderBytes));
+    return Status::error(fmt::format(
+        "{}: header length {} (bytes 0-7) exceeds the limit of {} bytes (not "
+        "a safetensors file?)",
+        path, headerSize, kMaxSafetensorsHeaderBytes));
   if (headerSize > fileSize - 8)
     return Status::error(fmt::format(
         "{}: truncated: header length {} exceeds the file size ({} bytes)",
         path, headerSize, fileSize));
-  const char *header = reinterpret_cast<const char *>(file + 8);
-  if (headerSize == 0 || header[0] != '{')
-    return Status::error(
-        fmt::format("{}: invalid JSON header: not a JSON object", path));
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(header, header + headerSize);
-  } catch (const nlohmann::json::exception &error) {
-    return Status::error(
-        fmt::format("{}: invalid JSON header: {}", path, error.what()));
-  }
-  if (!json.is_object())
-    return Status::error(
-        fmt::format("{}: invalid JSON header: not a JSON object", path));
+  Result<nlohmann::json> json =
+      parseHeader(path, reinterpret_cast<const char *>(file + 8), headerSize);
+  if (!json)
+    return json.status();
 
   uint64_t dataStart = 8 + headerSize;
   uint64_t dataSize = fileSize - dataStart;
   std::vector<Entry> entries;
-  for (const auto &item : json.items()) {
+  for (const auto &item : json->items()) {
     if (item.key() == "__metadata__") {
       MODELC_RETURN_IF_ERROR(readMetadata(path, item.value(), metadata));
       continue;
@@ -182,7 +239,7 @@ readSafetensors(const std::string &path,
       return entry.status();
     entries.push_back(entry.take());
   }
-  MODELC_RETURN_IF_ERROR(checkTiling(path, entries, dataSize));
+  MODELC_RETURN_IF_ERROR(checkTiling(path, entries, dataStart, dataSize));
 
   std::vector<TensorData> tensors;
   tensors.reserve(entries.size());
@@ -193,6 +250,15 @@ readSafetensors(const std::string &path,
          std::vector<uint8_t>(begin, begin + (entry.end - entry.begin))});
   }
   return tensors;
+}
+
+Result<std::vector<TensorData>>
+readSafetensors(const std::string &path,
+                std::map<std::string, std::string> *metadata) {
+  Result<std::shared_ptr<const Blob>> blob = mapFile(path);
+  if (!blob)
+    return blob.status();
+  return parseSafetensors((*blob)->data(), (*blob)->size(), path, metadata);
 }
 
 Status writeSafetensors(const std::string &path,

@@ -26,13 +26,20 @@ struct TensorData {
 };
 
 /// Reads every tensor, in the order of their data in the file. The header
-/// is checked completely: its length against the file and the limit, the
-/// JSON, each dtype, each shape against its byte span, and the spans must
-/// tile the data exactly (no overlap, no gap, nothing after the last).
-/// `metadata`, when given, receives the "__metadata__" strings.
+/// is checked completely: its length against the file and the limit; that
+/// it is one JSON object from its first byte, followed by nothing but
+/// spaces (0x20), as the format specifies; no key twice; each dtype, each
+/// shape against its byte span; and the spans must tile the data exactly
+/// (no overlap, no gap, nothing after the last). `metadata`, when given,
+/// receives the "__metadata__" strings.
 Result<std::vector<TensorData>>
 readSafetensors(const std::string &path,
                 std::map<std::string, std::string> *metadata = nullptr);
+
+/// readSafetensors of a file held in memory; errors start with `name`.
+Result<std::vector<TensorData>>
+parseSafetensors(const uint8_t *data, size_t size, const std::string &name,
+                 std::map<std::string, std::string> *metadata = nullptr);
 
 /// A tensor to write; `data` holds `bytes` bytes, which must equal the shape
 /// times the dtype size.

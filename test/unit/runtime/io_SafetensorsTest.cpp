@@ -118,6 +118,65 @@ TEST_F(SafetensorsTest, InvalidJson) {
                         "invalid JSON header"));
 }
 
+// Regression (issue 13): nlohmann's parser stops at a NUL as at the end of
+// its input, so a header of valid JSON, a NUL and garbage was accepted.
+TEST_F(SafetensorsTest, NulAndGarbageAfterTheJsonAreRefused) {
+  std::string json = R"({"x":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})";
+  Result<std::vector<TensorData>> read =
+      readBack(fileWith(json + std::string("\0garbage", 8), "1234"));
+  EXPECT_TRUE(failsWith(
+      read, path_, "a NUL byte at byte " + std::to_string(8 + json.size())));
+  // A NUL inside the object too, where the parser would have stopped early.
+  EXPECT_TRUE(failsWith(readBack(fileWith(std::string("{\0}", 3), "")), path_,
+                        "a NUL byte at byte 9"));
+}
+
+TEST_F(SafetensorsTest, OnlySpacesMayFollowTheJsonObject) {
+  std::string json = R"({"x":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})";
+  EXPECT_TRUE(readBack(fileWith(json + "   ", "1234")).ok());
+  for (const char *padding : {"\t", "\n", "\r\n", " x", "}"})
+    EXPECT_TRUE(failsWith(readBack(fileWith(json + padding, "1234")), path_,
+                          "invalid JSON header"))
+        << "padding '" << padding << "'";
+  EXPECT_TRUE(failsWith(readBack(fileWith(json + "\t", "1234")), path_,
+                        "byte 0x09 after the JSON object"));
+  // And nothing may come before it.
+  EXPECT_TRUE(failsWith(readBack(fileWith(" " + json, "1234")), path_,
+                        "not a JSON object at byte 8"));
+}
+
+TEST_F(SafetensorsTest, KeysMayNotRepeat) {
+  std::string entry = R"({"dtype":"U8","shape":[4],"data_offsets":[0,4]})";
+  EXPECT_TRUE(failsWith(
+      readBack(fileWith("{\"x\":" + entry + ",\"x\":" + entry + "}", "1234")),
+      path_, "the key 'x' appears twice"));
+  EXPECT_TRUE(failsWith(
+      readBack(fileWith(R"({"x":{"dtype":"U8","dtype":"U8","shape":[4],)"
+                        R"("data_offsets":[0,4]}})",
+                        "1234")),
+      path_, "the key 'dtype' appears twice"));
+}
+
+TEST_F(SafetensorsTest, NullMetadataIsNoMetadataAsInTheReference) {
+  std::map<std::string, std::string> metadata;
+  std::string bytes = fileWith(R"({"__metadata__":null})", "");
+  Result<std::vector<TensorData>> read =
+      parseSafetensors(reinterpret_cast<const uint8_t *>(bytes.data()),
+                       bytes.size(), "m", &metadata);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_TRUE(read->empty());
+  EXPECT_TRUE(metadata.empty());
+}
+
+TEST_F(SafetensorsTest, DataErrorsGiveFileOffsets) {
+  std::string header =
+      R"({"x":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})";
+  // The data starts at 8 + the header's length.
+  std::string at = std::to_string(8 + header.size());
+  EXPECT_TRUE(failsWith(readBack(fileWith(header, "1234")), path_,
+                        "(bytes " + at + "-"));
+}
+
 TEST_F(SafetensorsTest, OffsetsPastTheEnd) {
   std::string header =
       R"({"x":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}})";
