@@ -4,6 +4,7 @@
 #include "runtime/data/Loaders.h"
 
 #include "runtime/io/Npy.h"
+#include "runtime/io/Shape.h"
 
 #include <cstring>
 #include <fmt/format.h>
@@ -60,34 +61,51 @@ Status checkFieldDType(const FieldSpec &spec, std::optional<DType> found,
                   dtypeName(spec.dtype), spec.name, foundName));
 }
 
-Result<LoadedArray> loadNpy(const FieldSpec &spec) {
-  Result<std::shared_ptr<const Blob>> file = mapFile(spec.path);
-  if (!file)
-    return file.status();
+Result<LoadedArray> loadNpy(const FieldSpec &spec,
+                            std::shared_ptr<const Blob> file) {
   Result<NpyHeader> header =
-      parseNpyHeader((*file)->data(), (*file)->size(), spec.path);
+      parseNpyHeader(file->data(), file->size(), spec.path);
   if (!header)
     return header.status();
   MODELC_RETURN_IF_ERROR(checkFieldDType(spec, header->dtype, header->descr));
-  return LoadedArray{file.take(), header->dataOffset, header->shape};
+  return LoadedArray{std::move(file), header->dataOffset, header->shape};
 }
 
-Result<LoadedArray> loadNpz(const FieldSpec &spec) {
-  Result<NpyArray> array = readNpzMember(spec.path, spec.key);
+Result<LoadedArray> loadNpz(const FieldSpec &spec,
+                            std::shared_ptr<const Blob> file) {
+  // The member's header is checked against the field before anything is
+  // inflated: a member of another dtype or sample shape (a zip bomb, say)
+  // allocates nothing. Source.cpp checks the sample shape of every format
+  // again; this check only comes first, and names the member.
+  auto matchesField = [&](const NpyHeader &header, const std::string &member) {
+    if (header.dtype != spec.dtype)
+      return checkFieldDType(
+          {spec.name, spec.dtype, {}, spec.kind, spec.inner, member},
+          header.dtype, header.descr);
+    if (header.shape.empty())
+      return Status::error(
+          fmt::format("{}: a 0-d array has no sample axis (field '{}')", member,
+                      spec.name));
+    std::vector<int64_t> sampleShape(header.shape.begin() + 1,
+                                     header.shape.end());
+    if (sampleShape != spec.shape)
+      return Status::error(fmt::format(
+          "{}: expected per-sample shape {} for field '{}', found {} (the "
+          "array's shape is {}; nothing was inflated)",
+          member, formatShape(spec.shape), spec.name, formatShape(sampleShape),
+          formatShape(header.shape)));
+    return Status();
+  };
+  Result<NpzArray> array =
+      readNpzArray(std::move(file), spec.path, spec.key, matchesField);
   if (!array)
     return array.status();
-  Result<std::string> descr = npyDescr(array->dtype);
-  MODELC_RETURN_IF_ERROR(
-      checkFieldDType(spec, array->dtype, descr ? *descr : "?"));
-  return LoadedArray{makeBlob(std::move(array->bytes)), 0,
-                     std::move(array->shape)};
+  return LoadedArray{std::move(array->blob), array->offset,
+                     std::move(array->header.shape)};
 }
 
-Result<LoadedArray> loadRawFile(const FieldSpec &spec) {
-  Result<std::shared_ptr<const Blob>> mapped = mapFile(spec.path);
-  if (!mapped)
-    return mapped.status();
-  std::shared_ptr<const Blob> file = mapped.take();
+Result<LoadedArray> loadRawFile(const FieldSpec &spec,
+                                std::shared_ptr<const Blob> file) {
   if (file->size() >= 4) {
     int32_t magic = loadInt32(file->data());
     if (magic == kShardMagic)
@@ -105,6 +123,33 @@ Result<LoadedArray> loadRawFile(const FieldSpec &spec) {
         spec.path, file->size(), elementSize, dtypeName(spec.dtype)));
   int64_t elements = int64_t(file->size() / elementSize);
   return LoadedArray{std::move(file), 0, {elements}};
+}
+
+namespace {
+
+using Loader = Result<LoadedArray> (*)(const FieldSpec &,
+                                       std::shared_ptr<const Blob>);
+
+Result<LoadedArray> mapAndLoad(const FieldSpec &spec, Loader load) {
+  Result<std::shared_ptr<const Blob>> file = mapFile(spec.path);
+  if (!file)
+    return file.status();
+  return load(spec, file.take());
+}
+
+} // namespace
+
+Result<LoadedArray> loadNpy(const FieldSpec &spec) {
+  return mapAndLoad(spec, loadNpy);
+}
+Result<LoadedArray> loadNpz(const FieldSpec &spec) {
+  return mapAndLoad(spec, loadNpz);
+}
+Result<LoadedArray> loadRawFile(const FieldSpec &spec) {
+  return mapAndLoad(spec, loadRawFile);
+}
+Result<LoadedArray> loadIdx(const FieldSpec &spec) {
+  return mapAndLoad(spec, loadIdx);
 }
 
 } // namespace modelc::rt

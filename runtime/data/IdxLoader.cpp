@@ -45,12 +45,9 @@ void swapBytes(uint8_t *data, size_t bytes, size_t size) {
 
 } // namespace
 
-Result<LoadedArray> loadIdx(const FieldSpec &spec) {
+Result<LoadedArray> loadIdx(const FieldSpec &spec,
+                            std::shared_ptr<const Blob> file) {
   const std::string &path = spec.path;
-  Result<std::shared_ptr<const Blob>> mapped = mapFile(path);
-  if (!mapped)
-    return mapped.status();
-  std::shared_ptr<const Blob> file = mapped.take();
   bool compressed = hasGzipMagic(file->data(), file->size());
   GzipReader gzip(file->data(), file->size(), path);
   size_t position = 0; // in the uncompressed bytes
@@ -71,31 +68,47 @@ Result<LoadedArray> loadIdx(const FieldSpec &spec) {
   auto fail = [&](const std::string &problem) {
     return Status::error(fmt::format("{}: {}", path, problem));
   };
+  // Offsets in a compressed file count decompressed bytes.
+  auto where = [&] {
+    return compressed ? std::string(" of the decompressed data")
+                      : std::string();
+  };
 
   uint8_t magic[4];
   Result<size_t> got = read(magic, 4);
   if (!got)
     return got.status();
   if (*got > 0 && (magic[0] != 0 || (*got > 1 && magic[1] != 0)))
-    return fail("not an idx file (wrong magic number)");
+    return fail(
+        fmt::format("not an idx file (wrong magic number {:02x} {:02x}: "
+                    "an idx file starts 00 00 TYPE DIMS)",
+                    magic[0], *got > 1 ? magic[1] : 0));
   if (*got < 4)
-    return fail("truncated: the idx header is incomplete");
+    return fail(fmt::format("truncated: the idx header is incomplete ({} of "
+                            "its first 4 bytes{})",
+                            *got, where()));
   const IdxType *type = nullptr;
   for (const IdxType &candidate : kIdxTypes)
     if (candidate.code == magic[2])
       type = &candidate;
   if (!type)
-    return fail(
-        fmt::format("not an idx file (unknown data type 0x{:02x})", magic[2]));
+    return fail(fmt::format(
+        "not an idx file (unknown data type 0x{:02x} at byte 2{}; idx types "
+        "are 08 09 0b 0c 0d 0e)",
+        magic[2], where()));
   size_t numDims = magic[3];
   if (numDims == 0 || numDims > kMaxIdxDims)
-    return fail(fmt::format("idx header has {} dimensions", numDims));
+    return fail(fmt::format("idx header has {} dimensions (byte 3{}; at "
+                            "most {})",
+                            numDims, where(), kMaxIdxDims));
   uint8_t dimBytes[4 * kMaxIdxDims];
   got = read(dimBytes, 4 * numDims);
   if (!got)
     return got.status();
   if (*got < 4 * numDims)
-    return fail("truncated: the idx header is incomplete");
+    return fail(fmt::format("truncated: the idx header of {} dimensions "
+                            "needs {} bytes, the file has {}{}",
+                            numDims, 4 + 4 * numDims, 4 + *got, where()));
   std::vector<int64_t> shape;
   for (size_t i = 0; i < numDims; ++i)
     shape.push_back(loadBigEndian32(dimBytes + 4 * i));
@@ -153,8 +166,8 @@ Result<LoadedArray> loadIdx(const FieldSpec &spec) {
     return got.status();
   if (*got > 0)
     return fail(fmt::format("unexpected bytes after the {} bytes of data "
-                            "the header describes",
-                            dataBytes));
+                            "the header describes (from byte {}{})",
+                            dataBytes, headerBytes + dataBytes, where()));
   return array;
 }
 

@@ -28,10 +28,23 @@ Status checkFieldDType(const FieldSpec &spec, std::optional<DType> found,
 Result<LoadedArray> loadIdx(const FieldSpec &spec);
 /// A .npy file, mapped.
 Result<LoadedArray> loadNpy(const FieldSpec &spec);
-/// One member of an .npz, decompressed into memory.
+/// One member of an .npz, decompressed into memory once (stored members
+/// stay in the mapped archive); its dtype and per-sample shape are checked
+/// before its data is inflated.
 Result<LoadedArray> loadNpz(const FieldSpec &spec);
 /// A raw little-endian array of the field's dtype, or an llm.c token shard
 /// (recognised by its magic number), as a 1-D stream of elements.
 Result<LoadedArray> loadRawFile(const FieldSpec &spec);
+
+/// The same loaders on a file already in memory (`spec.path` names it in
+/// messages and is not opened): the fuzz targets' entry points.
+Result<LoadedArray> loadIdx(const FieldSpec &spec,
+                            std::shared_ptr<const Blob> file);
+Result<LoadedArray> loadNpy(const FieldSpec &spec,
+                            std::shared_ptr<const Blob> file);
+Result<LoadedArray> loadNpz(const FieldSpec &spec,
+                            std::shared_ptr<const Blob> file);
+Result<LoadedArray> loadRawFile(const FieldSpec &spec,
+                                std::shared_ptr<const Blob> file);
 
 } // namespace modelc::rt

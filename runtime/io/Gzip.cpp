@@ -91,55 +91,115 @@ Result<size_t> GzipReader::read(uint8_t *dst, size_t size) {
   return produced;
 }
 
+struct RawInflater::State {
+  z_stream stream{};
+  uint64_t expectedSize;
+  bool tooLarge = false;
+  bool initialised = false;
+  bool ended = false; // Z_STREAM_END seen
+};
+
+RawInflater::RawInflater(const uint8_t *data, size_t size,
+                         uint64_t expectedSize, std::string name)
+    : state_(std::make_unique<State>()), name_(std::move(name)) {
+  state_->expectedSize = expectedSize;
+  // Sizes in a (non-zip64) archive are 32-bit, so zlib takes them whole.
+  state_->tooLarge = size > UINT32_MAX || expectedSize > UINT32_MAX;
+  if (state_->tooLarge)
+    return;
+  z_stream &z = state_->stream;
+  z.next_in = const_cast<Bytef *>(data);
+  z.avail_in = uInt(size);
+  state_->initialised = inflateInit2(&z, -MAX_WBITS) == Z_OK;
+}
+
+RawInflater::~RawInflater() {
+  if (state_->initialised)
+    inflateEnd(&state_->stream);
+}
+
+uint64_t RawInflater::produced() const { return state_->stream.total_out; }
+
+Status RawInflater::read(uint8_t *dst, size_t size) {
+  State &s = *state_;
+  z_stream &z = s.stream;
+  if (!s.initialised)
+    return Status::error(
+        s.tooLarge ? fmt::format("{}: member too large", name_)
+                   : fmt::format("{}: cannot initialise zlib", name_));
+  if (size > s.expectedSize - z.total_out)
+    return Status::error(
+        fmt::format(
+            "{}: internal error: reading past the {} bytes the archive records",
+            name_, s.expectedSize),
+        kExitInternal);
+  z.next_out = dst;
+  z.avail_out = uInt(size);
+  while (z.avail_out > 0) {
+    if (s.ended)
+      return Status::error(
+          fmt::format("{}: deflate data has {} bytes, the archive records {}",
+                      name_, z.total_out, s.expectedSize));
+    int code = inflate(&z, Z_NO_FLUSH);
+    if (code == Z_STREAM_END) {
+      s.ended = true;
+      continue;
+    }
+    if (code == Z_BUF_ERROR && z.avail_in == 0)
+      return Status::error(
+          fmt::format("{}: truncated deflate data ({} of {} bytes)", name_,
+                      z.total_out, s.expectedSize));
+    if (code != Z_OK)
+      return Status::error(fmt::format("{}: corrupt deflate data: {}", name_,
+                                       zlibMessage(z, code)));
+  }
+  return Status();
+}
+
+Status RawInflater::finish() {
+  State &s = *state_;
+  z_stream &z = s.stream;
+  if (!s.initialised || z.total_out != s.expectedSize)
+    return Status::error(
+        fmt::format("{}: internal error: finished after {} of {} bytes", name_,
+                    z.total_out, s.expectedSize),
+        kExitInternal);
+  // One spare byte: the stream must end without producing it.
+  uint8_t spare;
+  while (!s.ended) {
+    z.next_out = &spare;
+    z.avail_out = 1;
+    int code = inflate(&z, Z_NO_FLUSH);
+    if (z.avail_out == 0)
+      return Status::error(fmt::format(
+          "{}: deflate data is longer than the {} bytes the archive records",
+          name_, s.expectedSize));
+    if (code == Z_STREAM_END)
+      s.ended = true;
+    else if (code == Z_BUF_ERROR && z.avail_in == 0)
+      return Status::error(
+          fmt::format("{}: truncated deflate data ({} of {} bytes)", name_,
+                      z.total_out, s.expectedSize));
+    else if (code != Z_OK)
+      return Status::error(fmt::format("{}: corrupt deflate data: {}", name_,
+                                       zlibMessage(z, code)));
+  }
+  return Status();
+}
+
 Result<std::vector<uint8_t>> inflateRaw(const uint8_t *data, size_t size,
                                         size_t expectedSize,
                                         const std::string &name) {
-  // Sizes in a (non-zip64) archive are 32-bit, so zlib takes them whole.
-  if (size > UINT32_MAX || expectedSize > UINT32_MAX)
-    return Status::error(fmt::format("{}: member too large", name));
-  z_stream z{};
-  if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
-    return Status::error(fmt::format("{}: cannot initialise zlib", name));
-  // The output grows as data arrives, so that memory follows what the
-  // member really holds rather than what the archive claims; one spare
-  // byte past the expected size detects data longer than recorded.
+  RawInflater inflater(data, size, expectedSize, name);
   std::vector<uint8_t> out;
-  uint8_t spare = 0;
-  z.next_in = const_cast<Bytef *>(data);
-  z.avail_in = uInt(size);
-  int code = Z_OK;
-  while (code == Z_OK && z.total_out <= expectedSize) {
-    if (z.avail_out == 0) {
-      size_t done = z.total_out;
-      if (done < expectedSize) {
-        out.resize(done + std::min(expectedSize - done, kOutputChunk));
-        z.next_out = out.data() + done;
-        z.avail_out = uInt(out.size() - done);
-      } else {
-        z.next_out = &spare;
-        z.avail_out = 1;
-      }
-    }
-    code = inflate(&z, Z_NO_FLUSH);
+  // Grown as data arrives, so that memory follows what the stream really
+  // holds rather than what the archive claims.
+  while (out.size() < expectedSize) {
+    size_t done = out.size();
+    out.resize(done + std::min(expectedSize - done, kOutputChunk));
+    MODELC_RETURN_IF_ERROR(inflater.read(out.data() + done, out.size() - done));
   }
-  std::string message = zlibMessage(z, code);
-  uint64_t total = z.total_out;
-  inflateEnd(&z);
-  if (total > expectedSize)
-    return Status::error(fmt::format(
-        "{}: deflate data is longer than the {} bytes the archive records",
-        name, expectedSize));
-  if (code == Z_BUF_ERROR)
-    return Status::error(
-        fmt::format("{}: truncated deflate data ({} of {} bytes)", name, total,
-                    expectedSize));
-  if (code != Z_STREAM_END)
-    return Status::error(
-        fmt::format("{}: corrupt deflate data: {}", name, message));
-  if (total != expectedSize)
-    return Status::error(
-        fmt::format("{}: deflate data has {} bytes, the archive records {}",
-                    name, total, expectedSize));
+  MODELC_RETURN_IF_ERROR(inflater.finish());
   return out;
 }
 

@@ -40,6 +40,33 @@ private:
   std::string name_;
 };
 
+/// Inflates raw deflate data (an npz member) in pieces, straight into the
+/// caller's buffers. The stream must decompress to exactly `expectedSize`
+/// bytes (the caller checks that size against kMaxDeflateRatio first): data
+/// beyond it is an error as soon as it appears, so nothing is ever inflated
+/// past what the caller allocated.
+class RawInflater {
+public:
+  /// `name` prefixes every error message.
+  RawInflater(const uint8_t *data, size_t size, uint64_t expectedSize,
+              std::string name);
+  ~RawInflater();
+  RawInflater(const RawInflater &) = delete;
+  RawInflater &operator=(const RawInflater &) = delete;
+
+  /// Fills `dst` with exactly `size` more bytes; a stream that ends first
+  /// is an error.
+  Status read(uint8_t *dst, size_t size);
+  /// After `expectedSize` bytes: the stream must end there.
+  Status finish();
+  uint64_t produced() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> state_;
+  std::string name_;
+};
+
 /// Inflates raw deflate data that must decompress to exactly `expectedSize`
 /// bytes (the caller checks that size against kMaxDeflateRatio first).
 Result<std::vector<uint8_t>> inflateRaw(const uint8_t *data, size_t size,

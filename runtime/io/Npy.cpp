@@ -39,7 +39,8 @@ struct HeaderValue {
 /// Parses the Python literal subset numpy writes; `error` says what failed.
 class HeaderParser {
 public:
-  explicit HeaderParser(std::string_view text) : text_(text) {}
+  /// `base` is the file offset of the text, for messages.
+  HeaderParser(std::string_view text, size_t base) : text_(text), base_(base) {}
 
   bool parseDict(std::map<std::string, HeaderValue> &dict) {
     if (!expect('{'))
@@ -78,7 +79,7 @@ private:
       ++pos_;
   }
   bool fail(std::string message) {
-    error_ = fmt::format("{} at offset {}", message, pos_);
+    error_ = fmt::format("{} at byte {}", message, base_ + pos_);
     return false;
   }
   bool expect(char c) {
@@ -140,9 +141,13 @@ private:
       return fail("expected a string, True, False or a tuple");
     value.kind = HeaderValue::Kind::Tuple;
     ++pos_;
+    bool comma = false; // after the last element
     while (true) {
       skipSpace();
       if (peek() == ')') {
+        // Python reads "(3)" as the int 3: a 1-tuple needs its comma.
+        if (value.ints.size() == 1 && !comma)
+          return fail("a shape of one dimension is written '(N,)'");
         ++pos_;
         return true;
       }
@@ -151,7 +156,8 @@ private:
         return false;
       value.ints.push_back(dim);
       skipSpace();
-      if (peek() == ',')
+      comma = peek() == ',';
+      if (comma)
         ++pos_;
       else if (peek() != ')')
         return fail("expected ',' or ')'");
@@ -159,6 +165,7 @@ private:
   }
 
   std::string_view text_;
+  size_t base_;
   size_t pos_ = 0;
   std::string error_;
 };
@@ -188,18 +195,23 @@ uint32_t readLittleEndian(const uint8_t *bytes, size_t size) {
 
 } // namespace
 
-Result<NpyHeader> parseNpyHeader(const uint8_t *data, size_t size,
-                                 const std::string &name) {
+Result<NpyHeader> parseNpyHeaderPrefix(const uint8_t *data, size_t size,
+                                       uint64_t totalSize,
+                                       const std::string &name) {
   if (size > 0 && std::memcmp(data, kMagic, std::min(size, kMagicSize)) != 0)
-    return Status::error(
-        fmt::format("{}: not a .npy file (wrong magic number)", name));
+    return Status::error(fmt::format(
+        "{}: not a .npy file (wrong magic number: a .npy starts with "
+        "\\x93NUMPY)",
+        name));
   if (size < 10)
     return Status::error(fmt::format(
         "{}: truncated: {} bytes, too short for a .npy header", name, size));
   uint8_t major = data[6], minor = data[7];
   if (major < 1 || major > 3 || minor != 0)
-    return Status::error(
-        fmt::format("{}: unsupported .npy version {}.{}", name, major, minor));
+    return Status::error(fmt::format(
+        "{}: unsupported .npy version {}.{} (bytes 6-7; numpy writes 1.0, 2.0 "
+        "and 3.0)",
+        name, major, minor));
   size_t lengthSize = major == 1 ? 2 : 4;
   if (size < 8 + lengthSize)
     return Status::error(fmt::format(
@@ -207,17 +219,23 @@ Result<NpyHeader> parseNpyHeader(const uint8_t *data, size_t size,
   uint32_t headerSize = readLittleEndian(data + 8, lengthSize);
   size_t headerStart = 8 + lengthSize;
   if (headerSize > kMaxNpyHeaderBytes)
-    return Status::error(
-        fmt::format("{}: header length {} exceeds the limit of {} bytes", name,
-                    headerSize, kMaxNpyHeaderBytes));
-  if (headerSize > size - headerStart)
+    return Status::error(fmt::format(
+        "{}: header length {} (bytes 8-{}) exceeds the limit of {} bytes", name,
+        headerSize, headerStart - 1, kMaxNpyHeaderBytes));
+  if (headerSize > totalSize - headerStart)
     return Status::error(fmt::format(
         "{}: truncated: header length {} exceeds the file size ({} bytes)",
-        name, headerSize, size));
+        name, headerSize, totalSize));
+  if (headerSize > size - headerStart)
+    return Status::error(fmt::format(
+        "{}: truncated: the header ends at byte {}, only {} bytes are present",
+        name, headerStart + headerSize, size));
 
   std::map<std::string, HeaderValue> dict;
-  HeaderParser parser(std::string_view(
-      reinterpret_cast<const char *>(data + headerStart), headerSize));
+  HeaderParser parser(
+      std::string_view(reinterpret_cast<const char *>(data + headerStart),
+                       headerSize),
+      headerStart);
   if (!parser.parseDict(dict))
     return Status::error(
         fmt::format("{}: malformed header: {}", name, parser.error()));
@@ -257,17 +275,26 @@ Result<NpyHeader> parseNpyHeader(const uint8_t *data, size_t size,
     return Status::error(fmt::format("{}: shape {} is too large", name,
                                      formatShape(header.shape)));
   header.dataBytes = *bytes;
-  uint64_t available = size - header.dataOffset;
+  uint64_t available = totalSize - header.dataOffset;
   if (available < header.dataBytes)
     return Status::error(fmt::format(
-        "{}: truncated: shape {} of {} needs {} bytes of data, file has {}",
+        "{}: truncated: shape {} of {} needs {} bytes of data, file has {} "
+        "(from byte {})",
         name, formatShape(header.shape), header.descr, header.dataBytes,
-        available));
+        available, header.dataOffset));
   if (available > header.dataBytes)
-    return Status::error(
-        fmt::format("{}: {} unexpected bytes after the array data", name,
-                    available - header.dataBytes));
+    return Status::error(fmt::format(
+        "{}: {} unexpected bytes after the array data (from byte {}; shape {} "
+        "of {} is {} bytes)",
+        name, available - header.dataBytes,
+        header.dataOffset + header.dataBytes, formatShape(header.shape),
+        header.descr, header.dataBytes));
   return header;
+}
+
+Result<NpyHeader> parseNpyHeader(const uint8_t *data, size_t size,
+                                 const std::string &name) {
+  return parseNpyHeaderPrefix(data, size, size, name);
 }
 
 Result<NpyArray> parseNpy(const uint8_t *data, size_t size,

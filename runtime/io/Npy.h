@@ -4,9 +4,12 @@
 #pragma once
 
 #include "runtime/io/DType.h"
+#include "runtime/io/Files.h"
 #include "runtime/support/Status.h"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,9 +45,16 @@ struct NpyHeader {
 };
 
 /// Parses and checks the header of a .npy held in memory. Errors start with
-/// `nameForErrors`.
+/// `nameForErrors` and give byte offsets in the file.
 Result<NpyHeader> parseNpyHeader(const uint8_t *data, size_t size,
                                  const std::string &nameForErrors);
+
+/// parseNpyHeader when only the first `size` bytes of a `totalSize`-byte
+/// .npy are at hand (an npz member, before its data is inflated): they must
+/// hold the whole header, and its shape must need exactly the rest.
+Result<NpyHeader> parseNpyHeaderPrefix(const uint8_t *data, size_t size,
+                                       uint64_t totalSize,
+                                       const std::string &nameForErrors);
 
 /// Parses a whole .npy held in memory.
 Result<NpyArray> parseNpy(const uint8_t *data, size_t size,
@@ -53,7 +63,37 @@ Result<NpyArray> parseNpy(const uint8_t *data, size_t size,
 Result<NpyArray> readNpy(const std::string &path);
 
 /// Reads member `key` of an .npz: the member "KEY.npy", or "KEY" itself.
+/// Its data is read once, straight into the result.
 Result<NpyArray> readNpzMember(const std::string &path, const std::string &key);
+
+/// One member of an .npz: its header, and its `header.dataBytes` bytes of
+/// data at `offset` in `blob`: in the archive itself for a stored member,
+/// else inflated once into memory of its own.
+struct NpzArray {
+  NpyHeader header;
+  std::shared_ptr<const Blob> blob;
+  size_t offset;
+};
+
+/// Called with a member's header before any of its data is inflated (the
+/// data loader compares dtype and shape with its field's), so that nothing
+/// is allocated for a member that cannot be right; an error stops the read.
+/// `member` is "ARCHIVE[MEMBER]", for its messages.
+using NpyHeaderCheck =
+    std::function<Status(const NpyHeader &, const std::string &member)>;
+
+/// Member `key` of the .npz held in `archive`; errors start with `name` (and
+/// the member's name). Only the member's header is inflated before `check`;
+/// its data is inflated once, into memory allocated once for the size the
+/// header and the archive agree on, never past it.
+Result<NpzArray> readNpzArray(std::shared_ptr<const Blob> archive,
+                              const std::string &name, const std::string &key,
+                              const NpyHeaderCheck &check = nullptr);
+
+/// The keys of an .npz's members as readNpzMember takes them ("KEY.npy" as
+/// "KEY"), in the archive's order.
+Result<std::vector<std::string>> listNpzKeys(const uint8_t *data, size_t size,
+                                             const std::string &name);
 
 /// The numpy dtype string of `dtype` ("<f4", "|u1", ...); bf16 has none.
 Result<std::string> npyDescr(DType dtype);

@@ -98,7 +98,7 @@ TEST_F(IdxTest, WideTypesAreConvertedFromBigEndian) {
 
 TEST_F(IdxTest, WrongMagic) {
   EXPECT_TRUE(failsWith(open("\x1f\x00\x08\x03 not idx"), "images.idx",
-                        "not an idx file (wrong magic number)"));
+                        "not an idx file (wrong magic number"));
   EXPECT_TRUE(failsWith(open(idxBytes(0x07, {1}, "x")), "images.idx",
                         "unknown data type 0x07"));
   EXPECT_TRUE(failsWith(open(idxBytes(0x08, {}, "")), "images.idx",
@@ -158,6 +158,11 @@ TEST_F(IdxTest, TrailingBytesAreAnError) {
                         "unexpected bytes after the 12 bytes of data"));
   EXPECT_TRUE(failsWith(open(test::gzipBytes(images(2) + "zz")), "images.idx",
                         "unexpected bytes after the 12 bytes of data"));
+  // Where they start: in the file, or in the decompressed stream.
+  EXPECT_TRUE(
+      failsWith(open(images(2) + "zz"), "images.idx", "(from byte 28)"));
+  EXPECT_TRUE(failsWith(open(test::gzipBytes(images(2) + "zz")), "images.idx",
+                        "(from byte 28 of the decompressed data)"));
 }
 
 TEST_F(IdxTest, CorruptGzip) {

@@ -165,6 +165,25 @@ TEST_F(NpyTest, MalformedHeaders) {
         << dict;
 }
 
+// Python reads "(3)" as the int 3, and numpy refuses a shape that is not
+// a tuple.
+TEST_F(NpyTest, AOneDimensionalShapeNeedsItsComma) {
+  EXPECT_TRUE(parse(npyWith("{'descr': '|u1', 'fortran_order': False, "
+                            "'shape': (3,), }",
+                            "abc"))
+                  .ok());
+  EXPECT_TRUE(failsWith(parse(npyWith("{'descr': '|u1', 'fortran_order': "
+                                      "False, 'shape': (3), }",
+                                      "abc")),
+                        "x.npy", "a shape of one dimension is written '(N,)'"));
+}
+
+TEST_F(NpyTest, HeaderErrorsGiveTheFileOffset) {
+  // The dict starts at byte 10 of a version 1.0 file; 'X' is its 2nd byte.
+  EXPECT_TRUE(failsWith(parse(npyWith("{X", "")), "x.npy",
+                        "expected a string at byte 11"));
+}
+
 TEST_F(NpyTest, TrailingBytesAreAnError) {
   EXPECT_TRUE(failsWith(
       parse(npyWith("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }",

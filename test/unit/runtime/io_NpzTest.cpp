@@ -1,6 +1,7 @@
 // Tests of .npz archives: round trips through writeNpz, archives laid out
 // as numpy writes them (deflated members, zip64 local extras), and one test
 // per way an archive can be malformed.
+#include "runtime/data/Loaders.h"
 #include "runtime/io/Npy.h"
 
 #include "io_TestSupport.h"
@@ -141,6 +142,115 @@ TEST_F(NpzTest, AbsurdSizesAndOffsetsAreRefused) {
   withBadOffset.replace(entry + 42, 4, big);
   EXPECT_TRUE(failsWith(readMember(withBadOffset, "x"), "a.npz[x.npy]",
                         "bad local header"));
+}
+
+/// Field `x` of u8[3] read from member "x.npy" of the archive at `path`.
+Result<LoadedArray> loadField(const std::string &path,
+                              std::vector<int64_t> shape = {3}) {
+  return loadNpz({"x", DType::U8, std::move(shape), FieldSpec::Kind::Npz,
+                  FieldSpec::Kind::File, path, "x"});
+}
+
+// Regression (issue 13): a deflated member was inflated into one buffer and
+// copied into another, two copies of all its data at once.
+TEST_F(NpzTest, MembersAreReadOnceIntoExactlyTheirData) {
+  std::string data(3000, '\7');
+  std::string npy = npyBytes(DType::U8, {1000, 3}, data);
+  test::writeBytes(path_, buildZip({{"x.npy", npy, 8}}));
+  Result<LoadedArray> deflated = loadField(path_);
+  ASSERT_TRUE(deflated.ok()) << deflated.status().message();
+  // Its own memory, holding the data and nothing else.
+  EXPECT_EQ(deflated->offset, 0u);
+  EXPECT_EQ(deflated->blob->size(), data.size());
+  EXPECT_EQ(std::string(reinterpret_cast<const char *>(deflated->blob->data()),
+                        data.size()),
+            data);
+  Result<NpyArray> member = readNpzMember(path_, "x");
+  ASSERT_TRUE(member.ok()) << member.status().message();
+  EXPECT_EQ(member->bytes.size(), data.size());
+  EXPECT_EQ(member->bytes.capacity(), data.size());
+
+  // A stored member is read in place, in the mapped archive.
+  std::string archive = buildZip({{"x.npy", npy}});
+  test::writeBytes(path_, archive);
+  Result<LoadedArray> stored = loadField(path_);
+  ASSERT_TRUE(stored.ok()) << stored.status().message();
+  EXPECT_EQ(stored->blob->size(), archive.size());
+  EXPECT_EQ(stored->offset, archive.find(data));
+}
+
+// A zip bomb: a member whose data would inflate to far more than any field
+// could want. Its header is checked against the field first, so nothing is
+// inflated: the deflate data after the header is corrupt here, and the
+// error is still the field's.
+TEST_F(NpzTest, AMemberThatCannotBeTheFieldsIsNeverInflated) {
+  std::string npy = npyBytes(DType::U8, {1 << 22, 4}, std::string(1 << 24, 0));
+  std::string archive = buildZip({{"x.npy", npy, 8}});
+  size_t end = archive.find(std::string("PK\x01\x02", 4));
+  for (size_t at = end - 16; at < end; ++at)
+    archive[at] = char(0x5a);
+  test::writeBytes(path_, archive);
+  EXPECT_TRUE(failsWith(loadField(path_), "a.npz[x.npy]",
+                        "expected per-sample shape [3] for field 'x', found "
+                        "[4] (the array's shape is [4194304, 4]; nothing was "
+                        "inflated)"));
+  EXPECT_TRUE(failsWith(loadNpz({"x",
+                                 DType::F32,
+                                 {4},
+                                 FieldSpec::Kind::Npz,
+                                 FieldSpec::Kind::File,
+                                 path_,
+                                 "x"}),
+                        "a.npz[x.npy]",
+                        "expected dtype f32 for field 'x', found |u1"));
+  // The field it fits inflates it, and finds the damage.
+  EXPECT_TRUE(failsWith(loadField(path_, {4}), "a.npz[x.npy]", "deflate"));
+}
+
+TEST_F(NpzTest, AHeaderClaimingMoreThanTheArchiveRecordsIsRefusedFirst) {
+  std::string npy = npyBytes(DType::U8, {4, 3}, std::string(12, 'k'));
+  npy.replace(npy.find("(4, 3)"), 6, "(4000000, 3)");
+  EXPECT_TRUE(failsWith(readMember(buildZip({{"x.npy", npy, 8}}), "x"),
+                        "a.npz[x.npy]",
+                        "truncated: shape [4000000, 3] of |u1 needs 12000000 "
+                        "bytes of data"));
+}
+
+TEST_F(NpzTest, AmbiguousArchivesAreRefused) {
+  std::string npy = npyBytes(DType::U8, {1}, "a");
+  EXPECT_TRUE(
+      failsWith(readMember(buildZip({{"x.npy", npy}, {"x.npy", npy}}), "x"),
+                path_, "two members are named 'x.npy'"));
+  // A local header that names another member than the directory.
+  std::string bytes = buildZip({{"x.npy", npy}});
+  bytes[bytes.find("x.npy")] = 'y';
+  EXPECT_TRUE(failsWith(readMember(bytes, "x"), "a.npz[x.npy]",
+                        "the local header at byte 0 names another member"));
+}
+
+TEST_F(NpzTest, KeysAndMembersFromMemory) {
+  std::string bytes = buildZip({{"x.npy", npyBytes(DType::U8, {2}, "ab")},
+                                {"y", npyBytes(DType::U8, {1}, "c"), 8}});
+  Result<std::vector<std::string>> keys = listNpzKeys(
+      reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(), "m.npz");
+  ASSERT_TRUE(keys.ok()) << keys.status().message();
+  EXPECT_EQ(*keys, (std::vector<std::string>{"x", "y"}));
+  std::vector<uint8_t> copy(bytes.begin(), bytes.end());
+  Result<NpzArray> y = readNpzArray(makeBlob(copy), "m.npz", "y");
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(y->header.shape, std::vector<int64_t>{1});
+  EXPECT_EQ(y->blob->data()[y->offset], 'c');
+}
+
+// Found by fuzz-npz: an empty array's data was copied from a null pointer.
+TEST_F(NpzTest, EmptyArraysInStoredAndDeflatedMembers) {
+  for (uint16_t method : {uint16_t(0), uint16_t(8)}) {
+    Result<NpyArray> empty = readMember(
+        buildZip({{"x.npy", npyBytes(DType::F32, {0, 3}, ""), method}}), "x");
+    ASSERT_TRUE(empty.ok()) << empty.status().message();
+    EXPECT_EQ(empty->shape, (std::vector<int64_t>{0, 3}));
+    EXPECT_TRUE(empty->bytes.empty());
+  }
 }
 
 TEST_F(NpzTest, WriterRejectsDuplicateNamesAndBf16) {
