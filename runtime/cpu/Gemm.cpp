@@ -5,6 +5,16 @@
 #include <modelc/ProgramABI.h>
 
 #include <cblas.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -52,5 +62,40 @@ extern "C" void modelc_gemm_f64(int64_t transA, int64_t transB, int64_t M,
 namespace modelc::rt {
 
 int gemmThreadCount() { return openblas_get_num_threads(); }
+
+Status reserveGemmBuffers() {
+  // Large enough that every OpenBLAS thread takes part (and allocates).
+  constexpr int n = 256;
+  constexpr auto kPatience = std::chrono::seconds(10);
+  std::vector<float> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n);
+  std::string limit = "the machine's memory";
+  struct rlimit as;
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    limit = fmt::format("the address-space limit (ulimit -v) of {} KiB",
+                        uint64_t(as.rlim_cur) / 1024);
+  std::string message = fmt::format(
+      "error: out of memory: OpenBLAS could not allocate its GEMM buffers "
+      "within {}; raise the limit\n",
+      limit);
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!finished.wait_for(lock, kPatience, [&] { return done; })) {
+      (void)!::write(STDERR_FILENO, message.data(), message.size());
+      ::_exit(kExitUsage);
+    }
+  });
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
+              a.data(), n, b.data(), n, 0.0f, c.data(), n);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+  }
+  finished.notify_one();
+  watchdog.join();
+  return Status();
+}
 
 } // namespace modelc::rt

@@ -149,7 +149,7 @@ Status useDevice(const DeviceChoice &choice, const Manifest &m, Arena &arena,
   if (!choice.gpu) {
     if (!choice.reason.empty())
       io.err << "note: " << choice.reason << "; running on the CPU\n";
-    return Status();
+    return reserveGemmBuffers();
   }
   Result<std::unique_ptr<cuda::Device>> device =
       gpuBackend().open(choice.ordinal, m);

@@ -10,8 +10,11 @@
 #include "runtime/driver/Trainer.h"
 #include "runtime/io/Files.h"
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <new>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace modelc::rt {
@@ -65,10 +68,16 @@ int runProgram(int argc, const char *const *argv, const ProgramImage &image,
                  : Result<CommandLine>(manifest.status());
     status = cl ? dispatch(*manifest, *cl, io) : cl.status();
   } catch (const std::bad_alloc &) {
-    status = Status::error("out of memory (the program's memory limit, ulimit "
-                           "-v, or the machine's memory is too small for "
-                           "this run)",
-                           kExitUsage);
+    struct rlimit limit;
+    bool limited =
+        ::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+    status = Status::error(
+        limited ? fmt::format("out of memory within the address-space limit "
+                              "(ulimit -v) of {} KiB; raise the limit",
+                              uint64_t(limit.rlim_cur) / 1024)
+                : std::string("out of memory: the machine's memory is too "
+                              "small for this run"),
+        kExitUsage);
   } catch (const std::exception &e) {
     status = Status::error(std::string("internal error: ") + e.what(),
                            kExitInternal);
