@@ -196,14 +196,19 @@ def fifo():
 
 
 def ulimit():
-    def limit():
-        import resource
-        resource.setrlimit(resource.RLIMIT_AS, (200 << 20, 200 << 20))
-    code, _, err = run(BASE + ["--steps", "3", "--checkpoint-dir", "ul"],
-                       timeout=60, preexec=limit)
-    check(code == 2, "exit 2", code, err)
-    check("out of memory" in err and "ulimit -v" in err,
-          "says so, with the limit", err)
+    # 64 MiB: the data cannot be mapped (then OpenBLAS's exit handler used to
+    # wait forever); 100 MiB: an allocation fails (was "internal error:
+    # std::bad_alloc"); 200 MiB: OpenBLAS's buffers do not fit (it spun).
+    for mib in (64, 100, 200):
+        def limit():
+            import resource
+            resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+        code, _, err = run(BASE + ["--steps", "3", "--checkpoint-dir", "ul"],
+                           timeout=60, preexec=limit)
+        check(code == 2, f"exit 2 under {mib} MiB", code, err)
+        check("memory" in err and "internal error" not in err,
+              "says so", err)
+        check(len(error_lines(err)) == 1, "one line", err)
 
 
 def shrink():
