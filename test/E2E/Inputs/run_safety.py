@@ -257,11 +257,14 @@ def restart_loop():
     cmd = [PROG] + BASE + steps + ["--resume", "rl", "--save", "rl.st"]
     rng = random.Random(13)
     kills = 0
+    during_write = before_first = 0
     for attempt in range(200):
         p = subprocess.Popen(cmd, cwd=WORK, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
-        # From before the data is loaded to well into the checkpoint writes.
-        delay = rng.choice([0.05, 0.2, 0.4]) + rng.random() * 0.6
+        # From before the data is loaded (the first one always) to well into
+        # the checkpoint writes.
+        delay = 0.02 if attempt == 0 else (rng.choice([0.05, 0.2, 0.4]) +
+                                           rng.random() * 0.6)
         try:
             code = p.wait(timeout=delay)
         except subprocess.TimeoutExpired:
@@ -269,6 +272,9 @@ def restart_loop():
                           signal.SIGTERM)
             code = p.wait(timeout=60)
             kills += 1
+            names = os.listdir(path("rl")) if os.path.isdir(path("rl")) else []
+            during_write += any(n.startswith(".step_") for n in names)
+            before_first += not any(n.startswith("step_") for n in names)
             if code not in (-signal.SIGKILL, -signal.SIGTERM, 143, 0):
                 raise CheckFailed(f"a killed run ended {code}: {p.stderr.read()}")
             continue
@@ -279,6 +285,9 @@ def restart_loop():
     else:
         raise CheckFailed("never finished")
     check(kills >= 5, "killed often enough", kills)
+    check(during_write >= 1 and before_first >= 1,
+          "killed during a checkpoint write and before the first checkpoint",
+          kills, during_write, before_first)
     check(read("rl.st") == read("rl_ref.st"), "bitwise the uninterrupted run")
 
 
