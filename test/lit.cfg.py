@@ -6,8 +6,9 @@ import lit.formats
 config.name = "modelc"
 config.test_format = lit.formats.ShTest(not lit_config.useValgrind)
 config.suffixes = [".mlir", ".mdl", ".test"]
+# test/sanitized is its own suite, of the sanitizer build (its lit.cfg.py).
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "unit"]
+                   "unit", "sanitized"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.modelc_obj_root, "test")
 
