@@ -360,6 +360,10 @@ Result<CheckpointState> readCheckpointState(const std::string &stepDir) {
 
 Result<CheckpointState> parseCheckpointState(const std::string &text,
                                              const std::string &path) {
+  // nlohmann's parser stops at a NUL: '{...}\0garbage' would pass.
+  if (size_t nul = text.find('\0'); nul != std::string::npos)
+    return Status::error(fmt::format(
+        "{}: not a checkpoint state: a NUL byte at offset {}", path, nul));
   try {
     nlohmann::json j = nlohmann::json::parse(text);
     if (!j.is_object())

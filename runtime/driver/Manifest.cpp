@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace modelc::rt {
 
@@ -32,8 +33,15 @@ std::vector<std::string> strings(
   return out;
 }
 
+/// The elements of a scalar vector, copied bytewise: the flatbuffers
+/// verifier does not check that an 8-byte vector's data is 8-aligned, so a
+/// corrupt manifest could make element reads misaligned (fuzz-manifest).
 template <typename T> std::vector<T> values(const flatbuffers::Vector<T> *v) {
-  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+  static_assert(std::is_scalar_v<T>, "scalar vectors only");
+  std::vector<T> out(v ? v->size() : 0);
+  if (!out.empty())
+    std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
 }
 
 template <typename E> bool inRange(E e, E lo, E hi) {

@@ -389,6 +389,11 @@ TEST(CheckpointStateTest, FieldsAreRangeChecked) {
         << s.status().message();
   }
   EXPECT_FALSE(parseCheckpointState("[1]", "s.json").ok());
+  Result<CheckpointState> nul = parseCheckpointState(
+      good.dump() + std::string("\0garbage", 8), "s.json");
+  ASSERT_FALSE(nul.ok());
+  EXPECT_NE(nul.status().message().find("a NUL byte at offset"),
+            std::string::npos);
   EXPECT_FALSE(parseCheckpointState("{}", "s.json").ok());
 }
 
