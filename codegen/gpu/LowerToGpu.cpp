@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -58,6 +59,50 @@ FailureOr<Operation *> findWork(func::FuncOp kernel) {
   if (!work)
     return kernel.emitError("a kernel without work");
   return work;
+}
+
+/// The most terms any one result of `work` sums: the largest product of a
+/// nested linalg op's reduction loop sizes (dynamic sizes count as 1); 0
+/// when it reduces nothing. kernelcheck widens its tolerance by it.
+int64_t getReductionLength(Operation *work) {
+  int64_t longest = 0;
+  work->walk([&](linalg::LinalgOp op) {
+    int64_t terms = 1;
+    bool reduces = false;
+    for (auto [size, iterator] : llvm::zip(op.getStaticLoopRanges(),
+                                           op.getIteratorTypesArray())) {
+      if (iterator != utils::IteratorType::reduction)
+        continue;
+      reduces = true;
+      if (!ShapedType::isDynamic(size))
+        terms *= size;
+    }
+    if (reduces)
+      longest = std::max(longest, terms);
+  });
+  return longest;
+}
+
+/// The ranges a step writes, as few as possible: sorted, and those of one
+/// element type that overlap or touch merged.
+SmallVector<modelc::ArenaRange>
+mergeWrites(SmallVector<modelc::ArenaRange> ranges) {
+  llvm::sort(ranges, [](const modelc::ArenaRange &a,
+                        const modelc::ArenaRange &b) {
+    return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
+  });
+  SmallVector<modelc::ArenaRange> merged;
+  for (const modelc::ArenaRange &range : ranges) {
+    if (range.end <= range.begin)
+      continue;
+    if (!merged.empty() && merged.back().element == range.element &&
+        range.begin <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, range.end);
+      continue;
+    }
+    merged.push_back(range);
+  }
+  return merged;
 }
 
 class GpuLowering {
@@ -115,7 +160,9 @@ private:
     kernelNames[kernel.getSymName()] = name;
     if (std::optional<SmallVector<modelc::ArenaRange>> writes =
             modelc::getWrittenArenaRanges(*work, kernel.getArgument(0)))
-      kernelWrites[kernel.getSymName()] = hull(*writes);
+      kernelWrites[kernel.getSymName()] = mergeWrites(std::move(*writes));
+    if (int64_t terms = getReductionLength(*work))
+      gpuFunc->setAttr("mdl.reduction", builder.getI64IntegerAttr(terms));
 
     OpBuilder body = OpBuilder::atBlockBegin(&gpuFunc.getBody().front());
     IRMapping mapping;
@@ -186,8 +233,11 @@ private:
         NamedAttrList gemmStep;
         gemmStep.append("gemm", *step);
         if (std::optional<modelc::ArenaRange> writes =
-                modelc::getArenaRange(gemm.getC(), arena))
-          appendWrites(gemmStep, *writes);
+                modelc::getArenaRange(gemm.getC(), arena)) {
+          writes->element =
+              cast<MemRefType>(gemm.getC().getType()).getElementType();
+          appendWrites(gemmStep, {*writes});
+        }
         steps.push_back(gemmStep.getDictionary(builder.getContext()));
         continue;
       }
@@ -204,23 +254,20 @@ private:
     return success();
   }
 
-  /// The bytes a step may write, as the manifest's write_offset and
-  /// write_bytes (the runtime's kernelcheck compares them).
-  void appendWrites(NamedAttrList &step, modelc::ArenaRange range) {
-    step.append("write_offset", builder.getI64IntegerAttr(range.begin));
-    step.append("write_bytes",
-                builder.getI64IntegerAttr(range.end - range.begin));
-  }
-
-  static modelc::ArenaRange hull(ArrayRef<modelc::ArenaRange> ranges) {
-    if (ranges.empty())
-      return {};
-    modelc::ArenaRange all = ranges.front();
+  /// The bytes a step may write, `writes = [{offset, bytes, type}]`, as the
+  /// manifest's GpuStep.writes (the runtime's kernelcheck compares them).
+  void appendWrites(NamedAttrList &step,
+                    ArrayRef<modelc::ArenaRange> ranges) {
+    SmallVector<Attribute> writes;
     for (const modelc::ArenaRange &range : ranges) {
-      all.begin = std::min(all.begin, range.begin);
-      all.end = std::max(all.end, range.end);
+      NamedAttrList write;
+      write.append("offset", builder.getI64IntegerAttr(range.begin));
+      write.append("bytes", builder.getI64IntegerAttr(range.end - range.begin));
+      if (range.element)
+        write.append("type", TypeAttr::get(range.element));
+      writes.push_back(write.getDictionary(builder.getContext()));
     }
-    return all;
+    step.append("writes", builder.getArrayAttr(writes));
   }
 
   ModuleOp module;
@@ -228,7 +275,7 @@ private:
   gpu::GPUModuleOp kernelModule;
   llvm::StringSet<> ptxNames;
   llvm::StringMap<std::string> kernelNames;
-  llvm::StringMap<modelc::ArenaRange> kernelWrites;
+  llvm::StringMap<SmallVector<modelc::ArenaRange>> kernelWrites;
 };
 
 struct MdlLowerToGpuPass : modelc::impl::MdlLowerToGpuBase<MdlLowerToGpuPass> {

@@ -217,7 +217,7 @@ private:
     return success();
   }
 
-  /// {name, grid, block} of each kernel, in the gpu.module's order (a
+  /// {name, grid, block[, reduction]} of each kernel, in the gpu.module's order (a
   /// Launch step's `kernel` indexes it).
   LogicalResult collectKernels(gpu::GPUModuleOp kernelModule,
                                SmallVectorImpl<Attribute> &kernels) {
@@ -228,17 +228,20 @@ private:
       if (!grid || !block)
         return func.emitError("a kernel without mdl.grid and mdl.block");
       kernelIndex[func.getName()] = kernels.size();
-      kernels.push_back(builder.getDictionaryAttr(
-          {builder.getNamedAttr("name", func.getNameAttr()),
-           builder.getNamedAttr("grid", grid),
-           builder.getNamedAttr("block", block)}));
+      NamedAttrList kernel;
+      kernel.append("name", func.getNameAttr());
+      kernel.append("grid", grid);
+      kernel.append("block", block);
+      if (auto terms = func->getAttrOfType<IntegerAttr>("mdl.reduction"))
+        kernel.append("reduction", terms);
+      kernels.push_back(kernel.getDictionary(&getContext()));
     }
     return success();
   }
 
   /// The steps of each program function, in the function table's order:
   /// {kind = "launch", kernel = index} or {kind = "gemm", gemm = {...}},
-  /// with write_offset and write_bytes when the bytes written are known.
+  /// with `writes` when the bytes written are known.
   LogicalResult collectFunctions(ModuleOp module,
                                  SmallVectorImpl<Attribute> &functions) {
     Builder builder(&getContext());
@@ -251,9 +254,8 @@ private:
       SmallVector<Attribute> described;
       for (auto step : steps.getAsRange<DictionaryAttr>()) {
         NamedAttrList fields;
-        for (StringRef name : {"write_offset", "write_bytes"})
-          if (Attribute value = step.get(name))
-            fields.append(name, value);
+        if (Attribute writes = step.get("writes"))
+          fields.append("writes", writes);
         if (auto gemm = step.getAs<DictionaryAttr>("gemm")) {
           fields.append("kind", builder.getStringAttr("gemm"));
           fields.append("gemm", gemm);

@@ -6,6 +6,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
+
 #include "manifest_generated.h"
 
 namespace modelc {
@@ -44,6 +46,10 @@ void appendValueChecks(
     flatbuffers::FlatBufferBuilder &fbb, const std::vector<ValueCheck> &checks,
     uint32_t input,
     std::vector<flatbuffers::Offset<manifest::ValueCheck>> &out);
+
+/// The schema's dtype of a tensor element type; nullopt for one the runtime
+/// cannot hold.
+std::optional<manifest::DType> getDType(mlir::Type type);
 
 /// The GpuProgram of the module attribute `mdl.gpu_program` that
 /// --mdl-serialize-gpu sets (docs/codegen/gpu.md); `symbols` are the

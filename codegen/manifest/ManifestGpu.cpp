@@ -36,6 +36,26 @@ flatbuffers::Offset<fb::GpuGemm> writeGemm(flatbuffers::FlatBufferBuilder &fbb,
       getInt(gemm, "batch"));
 }
 
+/// A step's `writes` ({offset, bytes, type} each) as GpuStep.writes; none
+/// (an absent vector: unknown, the whole arena) without them.
+flatbuffers::Offset<flatbuffers::Vector<const fb::GpuWrite *>>
+writeWrites(flatbuffers::FlatBufferBuilder &fbb, DictionaryAttr step) {
+  auto writes = step.getAs<ArrayAttr>("writes");
+  if (!writes)
+    return flatbuffers::Offset<flatbuffers::Vector<const fb::GpuWrite *>>();
+  std::vector<fb::GpuWrite> table;
+  for (auto write : writes.getAsRange<DictionaryAttr>()) {
+    // Elements of a type the schema lacks (signed bytes, index) are
+    // compared byte for byte, as U8; a range without a type as F32.
+    fb::DType dtype = fb::DType::F32;
+    if (auto type = write.getAs<TypeAttr>("type"))
+      dtype = getDType(type.getValue()).value_or(fb::DType::U8);
+    table.emplace_back(getInt(write, "offset"), getInt(write, "bytes"),
+                       dtype);
+  }
+  return fbb.CreateVectorOfStructs(table);
+}
+
 } // namespace
 
 FailureOr<flatbuffers::Offset<fb::GpuProgram>>
@@ -68,27 +88,23 @@ writeGpuProgram(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
   for (auto kernel : kernels.getAsRange<DictionaryAttr>())
     kernelTable.push_back(fb::CreateGpuKernelDirect(
         fbb, kernel.getAs<StringAttr>("name").str().c_str(),
-        getInt(kernel, "grid"), getInt(kernel, "block"), 0));
+        getInt(kernel, "grid"), getInt(kernel, "block"), 0,
+        kernel.get("reduction") ? getInt(kernel, "reduction") : 0));
   std::vector<flatbuffers::Offset<fb::GpuFunction>> functionTable;
   for (auto [steps, symbol] :
        llvm::zip(functions.getAsRange<ArrayAttr>(), symbols)) {
     std::vector<flatbuffers::Offset<fb::GpuStep>> stepTable;
     for (auto step : steps.getAsRange<DictionaryAttr>()) {
-      // 0 bytes: unknown, the whole arena.
-      uint64_t writeOffset = 0, writeBytes = 0;
-      if (step.get("write_bytes")) {
-        writeOffset = getInt(step, "write_offset");
-        writeBytes = getInt(step, "write_bytes");
-      }
+      auto writes = writeWrites(fbb, step);
       if (step.getAs<StringAttr>("kind").getValue() == "gemm") {
         auto gemm = writeGemm(fbb, step.getAs<DictionaryAttr>("gemm"));
         stepTable.push_back(fb::CreateGpuStep(fbb, fb::GpuStepKind::Gemm, 0,
-                                              gemm, writeOffset, writeBytes));
+                                              gemm, writes));
         continue;
       }
       stepTable.push_back(fb::CreateGpuStep(fbb, fb::GpuStepKind::Launch,
                                             getInt(step, "kernel"), 0,
-                                            writeOffset, writeBytes));
+                                            writes));
     }
     functionTable.push_back(
         fb::CreateGpuFunctionDirect(fbb, symbol.c_str(), &stepTable));

@@ -17,36 +17,6 @@ namespace modelc {
 
 namespace {
 
-/// The schema's dtype of a tensor element type; nullopt for one the runtime
-/// cannot hold.
-std::optional<fb::DType> getDType(Type type) {
-  if (type.isF32())
-    return fb::DType::F32;
-  if (type.isF64())
-    return fb::DType::F64;
-  if (type.isF16())
-    return fb::DType::F16;
-  if (type.isBF16())
-    return fb::DType::BF16;
-  auto integer = dyn_cast<IntegerType>(type);
-  if (!integer)
-    return std::nullopt;
-  switch (integer.getWidth()) {
-  case 1:
-    return fb::DType::Bool;
-  case 8:
-    return integer.isSigned() ? std::nullopt : std::optional(fb::DType::U8);
-  case 16:
-    return integer.isSigned() ? std::nullopt : std::optional(fb::DType::U16);
-  case 32:
-    return integer.isUnsigned() ? std::nullopt : std::optional(fb::DType::I32);
-  case 64:
-    return integer.isUnsigned() ? std::nullopt : std::optional(fb::DType::I64);
-  default:
-    return std::nullopt;
-  }
-}
-
 /// What the manifest says about one arena tensor.
 struct TensorInfo {
   fb::DType dtype;
@@ -307,6 +277,34 @@ private:
 };
 
 } // namespace
+
+std::optional<fb::DType> getDType(Type type) {
+  if (type.isF32())
+    return fb::DType::F32;
+  if (type.isF64())
+    return fb::DType::F64;
+  if (type.isF16())
+    return fb::DType::F16;
+  if (type.isBF16())
+    return fb::DType::BF16;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return std::nullopt;
+  switch (integer.getWidth()) {
+  case 1:
+    return fb::DType::Bool;
+  case 8:
+    return integer.isSigned() ? std::nullopt : std::optional(fb::DType::U8);
+  case 16:
+    return integer.isSigned() ? std::nullopt : std::optional(fb::DType::U16);
+  case 32:
+    return integer.isUnsigned() ? std::nullopt : std::optional(fb::DType::I32);
+  case 64:
+    return integer.isUnsigned() ? std::nullopt : std::optional(fb::DType::I64);
+  default:
+    return std::nullopt;
+  }
+}
 
 FailureOr<std::vector<ProgramFunction>>
 collectProgramFunctions(ModuleOp module) {

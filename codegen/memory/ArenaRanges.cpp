@@ -95,6 +95,8 @@ std::optional<SmallVector<ArenaRange>> getWrittenArenaRanges(Operation *op,
           written ? getArenaRange(written, arena) : std::nullopt;
       if (!range)
         return WalkResult::interrupt();
+      if (auto type = dyn_cast<MemRefType>(written.getType()))
+        range->element = type.getElementType();
       ranges.push_back(*range);
     }
     return WalkResult::advance();

@@ -12,10 +12,12 @@
 
 namespace modelc {
 
-/// Bytes [begin, end) of the arena.
+/// Bytes [begin, end) of the arena, and the element type of the memref
+/// that covers them (null when several or none do).
 struct ArenaRange {
   int64_t begin = 0;
   int64_t end = 0;
+  mlir::Type element;
 
   bool overlaps(const ArenaRange &other) const {
     return begin < other.end && other.begin < end;
@@ -29,7 +31,8 @@ struct ArenaRange {
 /// and strided layout, which bounds the elements. nullopt otherwise.
 std::optional<ArenaRange> getArenaRange(mlir::Value memref, mlir::Value arena);
 
-/// The arena bytes that `op` or an op nested in it may write (or free).
+/// The arena bytes that `op` or an op nested in it may write (or free),
+/// each with the element type of the memref written.
 /// nullopt when one of them may write memory these rules cannot bound: an
 /// op without memory effects that is not known to be side-effect free
 /// (e.g. a call), a write to no named memref, or a memref getArenaRange

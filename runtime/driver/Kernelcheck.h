@@ -12,10 +12,10 @@
 
 namespace modelc::rt {
 
-/// How far apart two copies of arena bytes are, read as `dtype` elements
-/// (F32 or F64; anything else is compared as F32 words): an element passes
-/// when both are NaN, when they are equal, or when |a - b| <= atol + rtol *
-/// max(|a|, |b|).
+/// How far apart two copies of arena bytes are, read as `dtype` elements:
+/// an element passes when its bytes are equal, when both are NaN, or, for
+/// floating-point types (f32, f64, f16, bf16), when |a - b| <= atol + rtol *
+/// max(|a|, |b|); integers and booleans must be equal.
 struct ArenaDiff {
   uint64_t elements = 0, mismatches = 0;
   uint64_t worstOffset = 0; // byte offset of the worst element in the range

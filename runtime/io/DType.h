@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -23,5 +24,13 @@ const char *safetensorsDTypeName(DType dtype);
 /// The inverse of safetensorsDTypeName; nullopt for names we do not support
 /// (including valid safetensors types such as "I8" or "F8_E4M3").
 std::optional<DType> parseSafetensorsDType(std::string_view name);
+
+/// The value of element 0 at `p` (any alignment) as a double: exact for
+/// every type but i64 and u64 magnitudes above 2^53.
+double elementAsDouble(DType dtype, const uint8_t *p);
+
+/// The unit roundoff of a floating-point type (2^-24 for f32, 2^-8 for
+/// bf16), 0 for integers and bool.
+double unitRoundoff(DType dtype);
 
 } // namespace modelc::rt

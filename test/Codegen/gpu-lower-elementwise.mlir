@@ -9,7 +9,7 @@
 // program function keeps only its step list, with the bytes the kernel
 // writes (y: 2048 bytes at 4096).
 // CHECK-LABEL: func.func @T.fwd_bwd(
-// CHECK-SAME: mdl.gpu_steps = [{launch = @modelc_kernels::@T_fwd_bwd_k0, write_bytes = 2048 : i64, write_offset = 4096 : i64}]
+// CHECK-SAME: mdl.gpu_steps = [{launch = @modelc_kernels::@T_fwd_bwd_k0, writes = [{bytes = 2048 : i64, offset = 4096 : i64, type = f32}]}]
 // CHECK-NEXT: return
 // CHECK-LABEL: gpu.module @modelc_kernels
 // CHECK: gpu.func @T_fwd_bwd_k0(%[[ARENA:.*]]: memref<8192xi8>) kernel

@@ -11,20 +11,20 @@
 // the bytes it may write (a GEMM: its C).
 // CHECK-LABEL: func.func @T.fwd_bwd(
 // CHECK-SAME: mdl.gpu_steps = [
-// CHECK-SAME: {gemm = {a = 128 : i64, alpha = 1.000000e+00 : f64, b = 0 : i64, batch = 1 : i64, beta = 0.000000e+00 : f64, c = 256 : i64, dtype = "f32", k = 8 : i64, lda = 8 : i64, ldb = 8 : i64, ldc = 4 : i64, m = 2 : i64, n = 4 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_c = 0 : i64, trans_a = false, trans_b = true}, write_bytes = 32 : i64, write_offset = 256 : i64},
-// CHECK-SAME: {launch = @modelc_kernels::@T_fwd_bwd_k0, write_bytes = 32 : i64, write_offset = 256 : i64},
-// CHECK-SAME: {gemm = {a = 1024 : i64, alpha = 5.000000e-01 : f64, b = 2048 : i64, batch = 3 : i64, beta = 1.000000e+00 : f64, c = 4096 : i64, dtype = "f32", k = 8 : i64, lda = 8 : i64, ldb = 5 : i64, ldc = 5 : i64, m = 2 : i64, n = 5 : i64, stride_a = 16 : i64, stride_b = 40 : i64, stride_c = 10 : i64, trans_a = false, trans_b = false}, write_bytes = 120 : i64, write_offset = 4096 : i64}]
+// CHECK-SAME: {gemm = {a = 128 : i64, alpha = 1.000000e+00 : f64, b = 0 : i64, batch = 1 : i64, beta = 0.000000e+00 : f64, c = 256 : i64, dtype = "f32", k = 8 : i64, lda = 8 : i64, ldb = 8 : i64, ldc = 4 : i64, m = 2 : i64, n = 4 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_c = 0 : i64, trans_a = false, trans_b = true}, writes = [{bytes = 32 : i64, offset = 256 : i64, type = f32}]},
+// CHECK-SAME: {launch = @modelc_kernels::@T_fwd_bwd_k0, writes = [{bytes = 32 : i64, offset = 256 : i64, type = f32}]},
+// CHECK-SAME: {gemm = {a = 1024 : i64, alpha = 5.000000e-01 : f64, b = 2048 : i64, batch = 3 : i64, beta = 1.000000e+00 : f64, c = 4096 : i64, dtype = "f32", k = 8 : i64, lda = 8 : i64, ldb = 5 : i64, ldc = 5 : i64, m = 2 : i64, n = 5 : i64, stride_a = 16 : i64, stride_b = 40 : i64, stride_c = 10 : i64, trans_a = false, trans_b = false}, writes = [{bytes = 120 : i64, offset = 4096 : i64, type = f32}]}]
 // CHECK-NEXT: return
 
 // op(A) = A^T with A a column block of an 8x6 matrix (offset 2 elements: 8
 // bytes, ld 6, K = its 8 rows), C the second matrix of a 2x4x3 buffer
 // (6144 + 12 * 4 bytes).
 // CHECK-LABEL: func.func @T.update(
-// CHECK-SAME: mdl.gpu_steps = [{gemm = {a = 8 : i64, alpha = 1.000000e+00 : f64, b = 512 : i64, batch = 1 : i64, beta = 0.000000e+00 : f64, c = 6192 : i64, dtype = "f32", k = 8 : i64, lda = 6 : i64, ldb = 3 : i64, ldc = 3 : i64, m = 4 : i64, n = 3 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_c = 0 : i64, trans_a = true, trans_b = false}, write_bytes = 48 : i64, write_offset = 6192 : i64}]
+// CHECK-SAME: mdl.gpu_steps = [{gemm = {a = 8 : i64, alpha = 1.000000e+00 : f64, b = 512 : i64, batch = 1 : i64, beta = 0.000000e+00 : f64, c = 6192 : i64, dtype = "f32", k = 8 : i64, lda = 6 : i64, ldb = 3 : i64, ldc = 3 : i64, m = 4 : i64, n = 3 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_c = 0 : i64, trans_a = true, trans_b = false}, writes = [{bytes = 48 : i64, offset = 6192 : i64, type = f32}]}]
 
 // f64, a batch of two with the same B for both (stride_b = 0).
 // CHECK-LABEL: func.func @I.infer(
-// CHECK-SAME: mdl.gpu_steps = [{gemm = {a = 0 : i64, alpha = 1.000000e+00 : f64, b = 1024 : i64, batch = 2 : i64, beta = 0.000000e+00 : f64, c = 4096 : i64, dtype = "f64", k = 4 : i64, lda = 4 : i64, ldb = 4 : i64, ldc = 5 : i64, m = 3 : i64, n = 5 : i64, stride_a = 12 : i64, stride_b = 0 : i64, stride_c = 15 : i64, trans_a = false, trans_b = true}, write_bytes = 240 : i64, write_offset = 4096 : i64}]
+// CHECK-SAME: mdl.gpu_steps = [{gemm = {a = 0 : i64, alpha = 1.000000e+00 : f64, b = 1024 : i64, batch = 2 : i64, beta = 0.000000e+00 : f64, c = 4096 : i64, dtype = "f64", k = 4 : i64, lda = 4 : i64, ldb = 4 : i64, ldc = 5 : i64, m = 3 : i64, n = 5 : i64, stride_a = 12 : i64, stride_b = 0 : i64, stride_c = 15 : i64, trans_a = false, trans_b = true}, writes = [{bytes = 240 : i64, offset = 4096 : i64, type = f64}]}]
 
 #id1 = affine_map<(d0) -> (d0)>
 module {

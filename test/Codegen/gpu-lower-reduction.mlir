@@ -2,13 +2,14 @@
 // out = combine(out, f(ins)): one warp per output, the lanes striding over
 // the reduction from the combiner's identity, a butterfly of gpu.shuffle
 // xor, and lane 0 storing combine(out, total). Any other reduction: a thread
-// per output, the reduction loops serial in the CPU's order.
+// per output, the reduction loops serial in the CPU's order. Each kernel
+// says how many terms one output sums (mdl.reduction, for kernelcheck).
 // RUN: modelc-opt %s --split-input-file --mdl-lower-to-gpu --cse | FileCheck %s
 
 // A sum of squares per row: 16 rows, 8 warps a block, 2 blocks; addf's
 // identity is -0 (so that a sum of -0s stays -0).
 // CHECK-LABEL: gpu.func @T_fwd_bwd_k0(
-// CHECK-SAME: mdl.block = 256 : i64, mdl.grid = 2 : i64
+// CHECK-SAME: mdl.block = 256 : i64, mdl.grid = 2 : i64, mdl.reduction = 32 : i64
 // CHECK-DAG: %[[X:.*]] = memref.view {{.*}} to memref<16x32xf32>
 // CHECK-DAG: %[[SUM:.*]] = memref.view {{.*}} to memref<16xf32>
 // CHECK: %[[C32:.*]] = arith.constant 32 : index
@@ -70,7 +71,7 @@ module {
 // combiner's second operand: the identity is -inf, and lane 0 stores
 // maximumf(total, out) with the old value from the output.
 // CHECK-LABEL: gpu.func @T_fwd_bwd_k1(
-// CHECK-SAME: mdl.block = 256 : i64, mdl.grid = 50 : i64
+// CHECK-SAME: mdl.block = 256 : i64, mdl.grid = 50 : i64, mdl.reduction = 20 : i64
 // CHECK-DAG: %[[MAX:.*]] = memref.view {{.*}} to memref<4x100xf32>
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[I1:.*]] = arith.remui %[[ROW]], %{{.*}}
@@ -114,7 +115,7 @@ module {
 // f64: the shuffles move 32 bits, so each step moves the two halves; four
 // rows take four warps.
 // CHECK-LABEL: gpu.func @T_fwd_bwd_k2(
-// CHECK-SAME: mdl.block = 128 : i64, mdl.grid = 1 : i64
+// CHECK-SAME: mdl.block = 128 : i64, mdl.grid = 1 : i64, mdl.reduction = 8 : i64
 // CHECK: %[[PART:.*]] = scf.for {{.*}} -> (f64)
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[PART]] : f64 to i64
 // CHECK: %[[LO:.*]] = arith.trunci %[[BITS]] : i64 to i32
@@ -157,7 +158,7 @@ module {
 // A column sum (the reduction is the outer loop): a thread per column, the
 // rows serial in the thread, each step the CPU's load-add-store.
 // CHECK-LABEL: gpu.func @T_fwd_bwd_k3(
-// CHECK-SAME: mdl.block = 32 : i64, mdl.grid = 1 : i64
+// CHECK-SAME: mdl.block = 32 : i64, mdl.grid = 1 : i64, mdl.reduction = 16 : i64
 // CHECK-NOT: gpu.shuffle
 // CHECK: scf.for %[[COL:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[C16:.*]] = arith.constant 16 : index
@@ -194,7 +195,7 @@ module {
 // An argmax (two outputs, a body with no single combiner): a thread per
 // row, the row serial; linalg.index is the loop's coordinate.
 // CHECK-LABEL: gpu.func @T_fwd_bwd_k4(
-// CHECK-SAME: mdl.block = 32 : i64, mdl.grid = 1 : i64
+// CHECK-SAME: mdl.block = 32 : i64, mdl.grid = 1 : i64, mdl.reduction = 32 : i64
 // CHECK-NOT: gpu.shuffle
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step

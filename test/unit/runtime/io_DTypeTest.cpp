@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <vector>
+
 namespace modelc::rt {
 namespace {
 
@@ -30,6 +34,39 @@ TEST(DTypeTest, MdlAndSafetensorsSpellings) {
   EXPECT_STREQ(safetensorsDTypeName(DType::BF16), "BF16");
   EXPECT_STREQ(safetensorsDTypeName(DType::Bool), "BOOL");
   EXPECT_STREQ(safetensorsDTypeName(DType::I64), "I64");
+}
+
+TEST(DTypeTest, ElementsReadAsDoubles) {
+  auto read = [](DType dtype, std::initializer_list<uint8_t> bytes) {
+    std::vector<uint8_t> b(bytes);
+    return elementAsDouble(dtype, b.data());
+  };
+  EXPECT_EQ(read(DType::F16, {0x00, 0x3c}), 1.0);
+  EXPECT_EQ(read(DType::F16, {0x00, 0xc0}), -2.0);
+  EXPECT_EQ(read(DType::F16, {0xff, 0x7b}), 65504.0);   // the largest
+  EXPECT_EQ(read(DType::F16, {0x01, 0x00}), 0x1p-24);   // the least subnormal
+  EXPECT_EQ(read(DType::F16, {0x00, 0x7c}), INFINITY);
+  EXPECT_TRUE(std::isnan(read(DType::F16, {0x01, 0x7e})));
+  EXPECT_EQ(read(DType::BF16, {0x80, 0x3f}), 1.0);
+  EXPECT_EQ(read(DType::BF16, {0xc0, 0xbf}), -1.5);
+  EXPECT_EQ(read(DType::I64, {0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}),
+            -2.0);
+  EXPECT_EQ(read(DType::I32, {0x00, 0x00, 0x00, 0x80}), -2147483648.0);
+  EXPECT_EQ(read(DType::U16, {0xff, 0xff}), 65535.0);
+  EXPECT_EQ(read(DType::Bool, {1}), 1.0);
+  double d = 0.1;
+  std::vector<uint8_t> b(8);
+  std::memcpy(b.data(), &d, 8);
+  EXPECT_EQ(elementAsDouble(DType::F64, b.data()), 0.1);
+}
+
+TEST(DTypeTest, UnitRoundoff) {
+  EXPECT_EQ(unitRoundoff(DType::F32), 0x1p-24);
+  EXPECT_EQ(unitRoundoff(DType::F64), 0x1p-53);
+  EXPECT_EQ(unitRoundoff(DType::F16), 0x1p-11);
+  EXPECT_EQ(unitRoundoff(DType::BF16), 0x1p-8);
+  EXPECT_EQ(unitRoundoff(DType::I64), 0.0);
+  EXPECT_EQ(unitRoundoff(DType::Bool), 0.0);
 }
 
 TEST(DTypeTest, SafetensorsNamesRoundTrip) {
