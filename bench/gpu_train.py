@@ -31,10 +31,15 @@ def modelc_rates(program, steps, data_dir):
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "log.jsonl")
         args = [program, "--gpus", "1", "--steps", str(steps), "--log", log,
-                "--set", "log.every=10", "--set", f"eval.every={steps * 10}"]
-        for field, name in (("image", "train-images-idx3-ubyte.gz"),
-                            ("label", "train-labels-idx1-ubyte.gz")):
-            args += ["--data", f"{field}={os.path.join(data_dir, name)}"]
+                "--set", "log.every=10", "--set", f"eval.every={steps * 10}",
+                "--checkpoint-dir", os.path.join(tmp, "checkpoints")]
+        # The eval set too: the program opens it before the first step, and
+        # its compiled-in path need not exist on the GPU machine.
+        for flag, split in (("--data", "train"), ("--eval-data", "t10k")):
+            for field, kind in (("image", "images-idx3"),
+                                ("label", "labels-idx1")):
+                name = f"{split}-{kind}-ubyte.gz"
+                args += [flag, f"{field}={os.path.join(data_dir, name)}"]
         proc = subprocess.run(args, capture_output=True, text=True)
         if proc.returncode != 0:
             return {"error": proc.stderr.strip()[-400:]}

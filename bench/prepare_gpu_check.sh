@@ -12,9 +12,16 @@ for p in fashion_mlp lenet char_gpt; do
   "$BUILD/bin/modelc" "examples/$p.mdl" -o "$tmp/$p"
   strip "$tmp/$p"
 done
+# The same models in f64 (--widen-f64): GPU and CPU then agree to far
+# tighter tolerances, so a wrong kernel cannot hide in f32 rounding.
+for p in lenet char_gpt; do
+  "$BUILD/bin/modelc" "examples/$p.mdl" --widen-f64 -o "$tmp/${p}_f64"
+  strip "$tmp/${p}_f64"
+done
 # Each program carries its own static OpenBLAS (~25 MB): compressed, the
-# three fit in the device machine's carry limit with the data.
-tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt
+# five fit in the device machine's carry limit with the data.
+tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
+  lenet_f64 char_gpt_f64
 cp /usr/share/datasets/fashion-mnist/*.gz gpu-out/data/
 cp /usr/share/common-licenses/GPL-3 /usr/share/common-licenses/GPL-2 gpu-out/data/
 du -sh gpu-out
