@@ -33,6 +33,19 @@ constexpr llvm::StringLiteral kSystemLibraries[] = {"-l:libopenblas.a",
                                                     "-ldl",
                                                     "-lm"};
 
+/// compiler-rt's builtins archive, found when modelc was built
+/// (codegen/CMakeLists.txt), for the helpers LLVM calls that the C++
+/// driver's libgcc may lack (__truncsfbf2 in Debian 12's GCC 12); none
+/// when it is not there.
+std::optional<llvm::StringRef> compilerRtBuiltins() {
+#ifdef MODELC_COMPILER_RT_BUILTINS
+  llvm::StringRef path = MODELC_COMPILER_RT_BUILTINS;
+  if (llvm::sys::fs::is_regular_file(path))
+    return path;
+#endif
+  return std::nullopt;
+}
+
 /// What the linker wrote, for the error message: the whole of it when short.
 std::string readLog(llvm::StringRef path) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> log =
@@ -100,6 +113,8 @@ llvm::Error linkExecutable(llvm::StringRef object, llvm::StringRef output,
   llvm::SmallVector<llvm::StringRef> args = {*driver, objectPath, "-o", output};
   args.append(archives.begin(), archives.end());
   args.append(std::begin(kSystemLibraries), std::end(kSystemLibraries));
+  if (std::optional<llvm::StringRef> builtins = compilerRtBuiltins())
+    args.push_back(*builtins);
   std::string chosen = "-fuse-ld=" + options.linker;
   std::optional<llvm::StringRef> linker =
       options.linker.empty() ? fastLinkerFlag()

@@ -23,7 +23,8 @@ struct LinkOptions {
 /// Links `object` (the bytes of an object file) with the runtime into the
 /// executable `output`:
 ///   c++ OBJ -o OUT DIR/libmodelc_rt_main.a DIR/libmodelc_rt.a
-///       (static OpenBLAS, libgfortran, zlib, C++ runtime) -fuse-ld=...
+///       (static OpenBLAS, libgfortran, zlib, C++ runtime)
+///       [compiler-rt builtins] -fuse-ld=...
 /// The object lives in a private temporary directory, removed afterwards.
 /// A missing runtime library, a missing driver or a failing link is one
 /// error whose message includes what the linker said.

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -50,7 +51,20 @@ void buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(arith::createArithExpandOpsPass());
+  // bf16 math and arithmetic compute in f32 and round, as on the GPU
+  // (SerializeGpu.cpp) and as LLVM promotes f16; the casts then become
+  // integer arithmetic (round to nearest even, NaN kept): LLVM on an x86
+  // without AVX512-BF16 would call __truncsfbf2, which Debian 12's libgcc
+  // lacks.
+  pm.addPass(math::createMathLegalizeToF32());
+  static const std::string kBf16[] = {"bf16"};
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = kBf16;
+  emulate.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  arith::ArithExpandOpsPassOptions expandOptions;
+  expandOptions.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expandOptions));
   // LLVM intrinsics first (they vectorise); the libm calls only for what
   // LLVM has no intrinsic for (tanh, erf, atan2, ...).
   pm.addPass(createConvertMathToLLVMPass());
