@@ -5,9 +5,10 @@
 # then on the GPU machine, from the repository root with gpu-out/ carried:
 #   bench/gpu_check.sh [OUT_DIR]
 # It prints and writes to OUT_DIR/report.txt: the device, each program's
-# describe, the GPU suite (GPU vs CPU training, infer, every kernel), the
-# MLP's test accuracy after spec §1's recipe on the GPU, and
-# bench/gpu_train.py's JSON against PyTorch eager.
+# describe, the runtime's real-GPU unit tests, the GPU suite (GPU vs CPU
+# training in f32 and f64, infer, every kernel), the MLP's test accuracy
+# after spec §1's recipe on the GPU, and bench/gpu_train.py's JSON against
+# PyTorch eager.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/gpu-check}}
@@ -34,6 +35,18 @@ ldd $G/fashion_mlp | sed 's/^/  /'
 for p in fashion_mlp lenet char_gpt; do
   step "describe $p"; check $G/$p describe | sed -n '/^targets/p;/memory plan/,$p'
 done
+
+step "runtime unit tests on the GPU (CudaGpuDevice.*)"
+mkdir -p $G/unit && tar -C $G/unit -xJf $G/unittests.tar.xz
+# A case that skips (no GPU found, no ptxas) counts as a failure here.
+unit_on_gpu() {
+  local log; log=$(timeout 120 env LD_LIBRARY_PATH=$G/unit/lib \
+    $G/unit/runtime-unittests --gtest_filter='CudaGpuDevice.*' 2>&1)
+  local rc=$?
+  echo "$log" | grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|Failure|error|skip' | head -40
+  [ $rc -eq 0 ] && ! echo "$log" | grep -q '^\[  SKIPPED \]'
+}
+check unit_on_gpu
 
 step "GPU suite: training GPU vs CPU"
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/fashion_mlp --steps 50 --rtol 2e-3 "${FASHION[@]}"

@@ -22,6 +22,15 @@ done
 # five fit in the device machine's carry limit with the data.
 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
   lenet_f64 char_gpt_f64
+# The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
+# the shared libraries they need that a GPU machine's image may lack.
+mkdir -p "$tmp/unit/lib"
+cp "$BUILD/test/unit/runtime-unittests" "$tmp/unit/"
+strip "$tmp/unit/runtime-unittests"
+for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+  cp -L "/lib/x86_64-linux-gnu/$lib" "$tmp/unit/lib/"
+done
+tar -C "$tmp/unit" -cJf gpu-out/unittests.tar.xz runtime-unittests lib
 cp /usr/share/datasets/fashion-mnist/*.gz gpu-out/data/
 cp /usr/share/common-licenses/GPL-3 /usr/share/common-licenses/GPL-2 gpu-out/data/
 du -sh gpu-out
