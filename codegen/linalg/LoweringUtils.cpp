@@ -1,4 +1,4 @@
-// Helpers shared by the --mdl-lower-to-linalg pattern families (see
+// The helpers of the --mdl-lower-to-linalg pattern families (see
 // LoweringUtils.h).
 #include "codegen/linalg/LoweringUtils.h"
 
@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -28,6 +29,10 @@ bool isZeroExtended(Type elementType) {
   return elementType.isUnsignedInteger() || elementType.isInteger(1);
 }
 
+bool hasUnsignedElements(Value value) {
+  return getElementTypeOrSelf(value.getType()).isUnsignedInteger();
+}
+
 Type getComputeType(Type elementType) {
   if (elementType.isF16() || elementType.isBF16())
     return Float32Type::get(elementType.getContext());
@@ -43,6 +48,10 @@ Value createScalarConstant(OpBuilder &b, Location loc, Type type,
                    ? APInt(1, value != 0)
                    : APInt(64, static_cast<int64_t>(value), true).trunc(width);
   return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, bits));
+}
+
+Value createIndexConstant(OpBuilder &b, Location loc, int64_t value) {
+  return b.create<arith::ConstantIndexOp>(loc, value);
 }
 
 /// The least (`lowest`) or greatest value of mdl element type `elementType`.
@@ -71,14 +80,94 @@ Value createHighestValue(OpBuilder &b, Location loc, Type elementType) {
   return createExtremeValue(b, loc, elementType, /*lowest=*/false);
 }
 
+Value createEmptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                        Type elementType) {
+  return b.create<tensor::EmptyOp>(loc, shape, elementType);
+}
+
 Value createEmptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
-  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  return createEmptyTensor(b, loc, type.getShape(), type.getElementType());
 }
 
 Value createFilledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                          Value scalar) {
-  Value empty = b.create<tensor::EmptyOp>(loc, shape, scalar.getType());
+  Value empty = createEmptyTensor(b, loc, shape, scalar.getType());
   return b.create<linalg::FillOp>(loc, scalar, empty).getResult(0);
+}
+
+Value createZeroTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                       Type elementType) {
+  Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(elementType));
+  return createFilledTensor(b, loc, shape, zero);
+}
+
+/// Every axis of a rank-`rank` tensor in one group: the reassociation of a
+/// collapse to 1-D (empty for rank 0, which expands to or from `[1]`).
+static SmallVector<ReassociationIndices> getFlatReassociation(int64_t rank) {
+  if (rank == 0)
+    return {};
+  return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+}
+
+Value reshapeTensor(OpBuilder &b, Location loc, Value value,
+                    ArrayRef<int64_t> shape) {
+  auto source = cast<RankedTensorType>(value.getType());
+  if (source.getShape() == shape)
+    return value;
+  auto target = source.clone(shape);
+  if (auto indices = getReassociationIndicesForReshape(source, target)) {
+    if (source.getRank() > target.getRank())
+      return b.create<tensor::CollapseShapeOp>(loc, target, value, *indices);
+    return b.create<tensor::ExpandShapeOp>(loc, target, value, *indices);
+  }
+  // Shapes that do not nest ([2, 3] -> [3, 2]) go through 1-D.
+  auto flatType = source.clone({source.getNumElements()});
+  Value flat = value;
+  if (source.getRank() == 0)
+    flat = b.create<tensor::ExpandShapeOp>(loc, flatType, value,
+                                           getFlatReassociation(0));
+  else if (source.getRank() > 1)
+    flat = b.create<tensor::CollapseShapeOp>(
+        loc, flatType, value, getFlatReassociation(source.getRank()));
+  if (target.getRank() == 1)
+    return flat;
+  if (target.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, target, flat,
+                                             getFlatReassociation(0));
+  return b.create<tensor::ExpandShapeOp>(
+      loc, target, flat, getFlatReassociation(target.getRank()));
+}
+
+Value broadcastTensor(OpBuilder &b, Location loc, Value value,
+                      ArrayRef<int64_t> shape) {
+  auto source = cast<RankedTensorType>(value.getType());
+  if (source.getShape() == shape)
+    return value;
+  SmallVector<AffineMap> maps = {
+      getBroadcastMap(b.getContext(), source.getShape(), shape),
+      b.getMultiDimIdentityMap(shape.size())};
+  Value init = createEmptyTensor(b, loc, shape, source.getElementType());
+  return b
+      .create<linalg::GenericOp>(
+          loc, init.getType(), value, init, maps,
+          iteratorTypes(shape.size(), 0),
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            nb.create<linalg::YieldOp>(nloc, args[0]);
+          })
+      .getResult(0);
+}
+
+Value padSpatial(OpBuilder &b, Location loc, Value input,
+                 ArrayRef<int64_t> padding, Value value) {
+  if (padding[0] == 0 && padding[1] == 0)
+    return input;
+  auto type = cast<RankedTensorType>(input.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<OpFoldResult> low =
+      getAsIndexOpFoldResult(b.getContext(), {0, 0, padding[0], padding[1]});
+  auto paddedType = type.clone({shape[0], shape[1], shape[2] + 2 * padding[0],
+                                shape[3] + 2 * padding[1]});
+  return b.create<tensor::PadOp>(loc, paddedType, input, low, low, value);
 }
 
 TypedAttr getSplatValue(Value tensor) {
@@ -91,6 +180,33 @@ TypedAttr getSplatValue(Value tensor) {
     return dense.isSplat() ? cast<TypedAttr>(dense.getSplatValue<Attribute>())
                            : TypedAttr();
   return dyn_cast<TypedAttr>(constant);
+}
+
+SmallVector<utils::IteratorType> iteratorTypes(int64_t parallel,
+                                               int64_t reduction) {
+  SmallVector<utils::IteratorType> types(parallel,
+                                         utils::IteratorType::parallel);
+  types.append(reduction, utils::IteratorType::reduction);
+  return types;
+}
+
+AffineMap projectionMap(MLIRContext *ctx, unsigned numDims,
+                        ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned dim : dims)
+    exprs.push_back(getAffineDimExpr(dim, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+AffineMap leadingDimsMap(MLIRContext *ctx, unsigned numDims, unsigned count) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned dim = 0; dim < count; ++dim)
+    exprs.push_back(getAffineDimExpr(dim, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+Value loopIndex(OpBuilder &b, Location loc, int64_t dim) {
+  return b.create<linalg::IndexOp>(loc, dim);
 }
 
 AffineMap getBroadcastMap(MLIRContext *ctx, ArrayRef<int64_t> operandShape,
@@ -124,11 +240,9 @@ Value createElementwiseOp(OpBuilder &b, Location loc,
         ctx, cast<RankedTensorType>(input.getType()).getShape(), shape));
   }
   maps.push_back(b.getMultiDimIdentityMap(shape.size()));
-  SmallVector<utils::IteratorType> iterators(shape.size(),
-                                             utils::IteratorType::parallel);
   Value init = createEmptyTensor(b, loc, resultType);
   auto generic = b.create<linalg::GenericOp>(
-      loc, resultType, read, init, maps, iterators,
+      loc, resultType, read, init, maps, iteratorTypes(shape.size(), 0),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         SmallVector<Value> elements;
         unsigned next = 0;
@@ -139,6 +253,20 @@ Value createElementwiseOp(OpBuilder &b, Location loc,
         nb.create<linalg::YieldOp>(nloc, body(nb, nloc, elements));
       });
   return generic.getResult(0);
+}
+
+Value createScalarGeneric(OpBuilder &b, Location loc, RankedTensorType type,
+                          ValueRange inputs, ScalarBodyFn body) {
+  SmallVector<AffineMap> maps(inputs.size() + 1,
+                              AffineMap::get(b.getContext()));
+  Value init = createEmptyTensor(b, loc, {}, type.getElementType());
+  return b
+      .create<linalg::GenericOp>(
+          loc, type, inputs, init, maps, iteratorTypes(0, 0),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args.drop_back()));
+          })
+      .getResult(0);
 }
 
 SmallVector<int64_t> dropAxes(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
@@ -195,41 +323,49 @@ Value createLinearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
   return b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), linear);
 }
 
-/// Every axis of a rank-`rank` tensor in one group: the reassociation of a
-/// collapse to 1-D (empty for rank 0, which expands to or from `[1]`).
-static SmallVector<ReassociationIndices> getFlatReassociation(int64_t rank) {
-  if (rank == 0)
-    return {};
-  return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+Value createGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                 bool transposeLhs, bool transposeRhs,
+                 ArrayRef<int64_t> shape) {
+  assert(!(transposeLhs && transposeRhs) && "one transposed side only");
+  Value init =
+      createZeroTensor(b, loc, shape, getElementTypeOrSelf(lhs.getType()));
+  SmallVector<Value, 2> ins = {lhs, rhs};
+  Type type = init.getType();
+  Operation *gemm;
+  if (shape.size() == 2 && transposeLhs)
+    gemm = b.create<linalg::MatmulTransposeAOp>(loc, type, ins, init);
+  else if (shape.size() == 2 && transposeRhs)
+    gemm = b.create<linalg::MatmulTransposeBOp>(loc, type, ins, init);
+  else if (shape.size() == 2)
+    gemm = b.create<linalg::MatmulOp>(loc, type, ins, init);
+  else if (transposeLhs)
+    gemm = b.create<linalg::BatchMatmulTransposeAOp>(loc, type, ins, init);
+  else if (transposeRhs)
+    gemm = b.create<linalg::BatchMatmulTransposeBOp>(loc, type, ins, init);
+  else
+    gemm = b.create<linalg::BatchMatmulOp>(loc, type, ins, init);
+  return gemm->getResult(0);
 }
 
-Value reshapeTensor(OpBuilder &b, Location loc, Value value,
-                    ArrayRef<int64_t> shape) {
-  auto source = cast<RankedTensorType>(value.getType());
-  if (source.getShape() == shape)
-    return value;
-  auto target = source.clone(shape);
-  if (auto indices = getReassociationIndicesForReshape(source, target)) {
-    if (source.getRank() > target.getRank())
-      return b.create<tensor::CollapseShapeOp>(loc, target, value, *indices);
-    return b.create<tensor::ExpandShapeOp>(loc, target, value, *indices);
-  }
-  // Shapes that do not nest ([2, 3] -> [3, 2]) go through 1-D.
-  auto flatType = source.clone({source.getNumElements()});
-  Value flat = value;
-  if (source.getRank() == 0)
-    flat = b.create<tensor::ExpandShapeOp>(loc, flatType, value,
-                                           getFlatReassociation(0));
-  else if (source.getRank() > 1)
-    flat = b.create<tensor::CollapseShapeOp>(
-        loc, flatType, value, getFlatReassociation(source.getRank()));
-  if (target.getRank() == 1)
-    return flat;
-  if (target.getRank() == 0)
-    return b.create<tensor::CollapseShapeOp>(loc, target, flat,
-                                             getFlatReassociation(0));
-  return b.create<tensor::ExpandShapeOp>(
-      loc, target, flat, getFlatReassociation(target.getRank()));
+WindowIndex findReadingWindow(OpBuilder &b, Location loc, Value padded,
+                              Value tap, int64_t stride, int64_t count) {
+  Value zero = createIndexConstant(b, loc, 0);
+  Value offset = b.create<arith::SubIOp>(loc, padded, tap);
+  Value strideValue = createIndexConstant(b, loc, stride);
+  // Signed division is wrong for a negative offset, but then `valid` is
+  // false and the index is replaced by 0.
+  Value index = b.createOrFold<arith::DivSIOp>(loc, offset, strideValue);
+  Value nonNegative =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, offset, zero);
+  Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index,
+                                          createIndexConstant(b, loc, count));
+  Value valid = b.create<arith::AndIOp>(loc, nonNegative, inRange);
+  // With stride 1 every offset is exact and this folds away.
+  Value exact = b.createOrFold<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::eq,
+      b.createOrFold<arith::RemSIOp>(loc, offset, strideValue), zero);
+  valid = b.createOrFold<arith::AndIOp>(loc, valid, exact);
+  return {b.create<arith::SelectOp>(loc, valid, index, zero), valid};
 }
 
 Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
@@ -294,6 +430,31 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
   if (isZeroExtended(from))
     return b.create<arith::ExtUIOp>(loc, target, value);
   return b.create<arith::ExtSIOp>(loc, target, value);
+}
+
+Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  return convertScalar(b, loc, value, value.getType(), type);
+}
+
+Value castToIndex(OpBuilder &b, Location loc, Value value, bool isUnsigned) {
+  if (isUnsigned)
+    return b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), value);
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), value);
+}
+
+Value extendToI64(OpBuilder &b, Location loc, Value value, bool isUnsigned) {
+  if (value.getType().getIntOrFloatBitWidth() == 64)
+    return value;
+  if (isUnsigned)
+    return b.create<arith::ExtUIOp>(loc, b.getI64Type(), value);
+  return b.create<arith::ExtSIOp>(loc, b.getI64Type(), value);
+}
+
+Value clampIndex(OpBuilder &b, Location loc, Value index, int64_t size) {
+  Value low =
+      b.create<arith::MaxSIOp>(loc, index, createIndexConstant(b, loc, 0));
+  return b.create<arith::MinSIOp>(loc, low,
+                                  createIndexConstant(b, loc, size - 1));
 }
 
 Value computeInOpmath(OpBuilder &b, Location loc, Type type,

@@ -1,6 +1,7 @@
-// Helpers shared by the --mdl-lower-to-linalg pattern families: signless
-// types, tensor.empty/linalg.fill, broadcasting elementwise generics,
-// reductions, reshapes and PyTorch's scalar conversions.
+// The helpers of every --mdl-lower-to-linalg pattern family (Patterns.h),
+// each defined once: signless types and the 16-bit compute rule, constants,
+// tensor.empty/linalg.fill, reshapes, broadcasting elementwise generics,
+// reductions, GEMMs, pooling windows and PyTorch's scalar conversions.
 #ifndef MODELC_CODEGEN_LINALG_LOWERINGUTILS_H
 #define MODELC_CODEGEN_LINALG_LOWERINGUTILS_H
 
@@ -19,12 +20,20 @@ namespace modelc::lowering {
 
 /// ui8/ui16 as i8/i16; every other type unchanged.
 mlir::Type getSignlessType(mlir::Type elementType);
-/// `type` (a ranked tensor) with getSignlessType elements.
+/// `type` (a ranked tensor) with getSignlessType elements: the type
+/// conversion of the pass, which every pattern applies to its results.
 mlir::RankedTensorType getSignlessTensorType(mlir::Type type);
 /// Whether integer values of mdl element type `elementType` zero-extend:
 /// ui8, ui16 and i1 (false < true, as in PyTorch).
 bool isZeroExtended(mlir::Type elementType);
-/// f16 and bf16 compute in f32 and round once, as PyTorch's opmath does.
+/// Whether `value`'s element type is an unsigned integer (ui8, ui16). Ask the
+/// original mdl operand: after type conversion every integer is signless.
+bool hasUnsignedElements(mlir::Value value);
+
+/// The 16-bit compute rule (PyTorch's opmath): f16 and bf16 compute in f32
+/// and round once. getComputeType gives the type, computeInOpmath (below)
+/// applies the rule to one scalar computation. The elementwise and reduction
+/// families apply it; the NN family (NNToLinalg*.cpp) does not yet.
 mlir::Type getComputeType(mlir::Type elementType);
 
 //===----------------------------------------------------------------------===//
@@ -35,6 +44,9 @@ mlir::Type getComputeType(mlir::Type elementType);
 /// take `value` truncated toward zero.
 mlir::Value createScalarConstant(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::Type type, double value);
+/// An arith.constant of index type.
+mlir::Value createIndexConstant(mlir::OpBuilder &b, mlir::Location loc,
+                                int64_t value);
 /// The identity of max: -inf, or the least integer of `elementType` (an mdl
 /// type, so that ui8 gives 0).
 mlir::Value createLowestValue(mlir::OpBuilder &b, mlir::Location loc,
@@ -42,14 +54,37 @@ mlir::Value createLowestValue(mlir::OpBuilder &b, mlir::Location loc,
 /// The identity of min: +inf, or the greatest integer of `elementType`.
 mlir::Value createHighestValue(mlir::OpBuilder &b, mlir::Location loc,
                                mlir::Type elementType);
-/// `tensor.empty` of `type`: the destination of a linalg op that overwrites
-/// every element.
+/// `tensor.empty` of `shape` and `elementType`: the destination of a linalg
+/// op that overwrites every element.
+mlir::Value createEmptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                              llvm::ArrayRef<int64_t> shape,
+                              mlir::Type elementType);
+/// `tensor.empty` of `type`.
 mlir::Value createEmptyTensor(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::RankedTensorType type);
 /// `linalg.fill` of `scalar` into a fresh tensor of `shape`.
 mlir::Value createFilledTensor(mlir::OpBuilder &b, mlir::Location loc,
                                llvm::ArrayRef<int64_t> shape,
                                mlir::Value scalar);
+/// A tensor of zeros: the accumulator of GEMMs and reductions.
+mlir::Value createZeroTensor(mlir::OpBuilder &b, mlir::Location loc,
+                             llvm::ArrayRef<int64_t> shape,
+                             mlir::Type elementType);
+/// `value` reshaped (row-major, same element count) to `shape` with one
+/// tensor.collapse_shape or tensor.expand_shape when the shapes nest, else
+/// a collapse to 1-D and an expand; both bufferize to views, never copies.
+mlir::Value reshapeTensor(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value value, llvm::ArrayRef<int64_t> shape);
+/// `value` broadcast to `shape` with NumPy's rules (getBroadcastMap) as one
+/// copying linalg.generic.
+mlir::Value broadcastTensor(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value value, llvm::ArrayRef<int64_t> shape);
+/// NCHW `input` with `padding[0]` rows of `value` above and below and
+/// `padding[1]` columns left and right (a tensor.pad; `input` itself when
+/// both are 0).
+mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value input, llvm::ArrayRef<int64_t> padding,
+                       mlir::Value value);
 /// The element of a tensor whose elements are all one constant (a splat
 /// arith.constant, or a linalg.fill of an arith.constant: what mdl.constant
 /// splats lower to), or null.
@@ -63,6 +98,19 @@ mlir::TypedAttr getSplatValue(mlir::Value tensor);
 using ScalarBodyFn = llvm::function_ref<mlir::Value(
     mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
+/// `parallel` parallel iterators followed by `reduction` reductions.
+llvm::SmallVector<mlir::utils::IteratorType> iteratorTypes(int64_t parallel,
+                                                           int64_t reduction);
+/// The map from `numDims` loop dimensions to the dimensions `dims`.
+mlir::AffineMap projectionMap(mlir::MLIRContext *ctx, unsigned numDims,
+                              llvm::ArrayRef<unsigned> dims);
+/// The map from `numDims` loop dimensions to the first `count` of them
+/// (unlike AffineMap::getMajorSubMap, also for `count` = 0).
+mlir::AffineMap leadingDimsMap(mlir::MLIRContext *ctx, unsigned numDims,
+                               unsigned count);
+/// Loop index `dim` of the enclosing linalg.generic body.
+mlir::Value loopIndex(mlir::OpBuilder &b, mlir::Location loc, int64_t dim);
+
 /// The indexing map that reads an operand of `operandShape` broadcast with
 /// NumPy's rules to `resultShape`: axes aligned on the right, missing
 /// leading axes dropped, size-1 axes read at index 0.
@@ -75,6 +123,12 @@ mlir::AffineMap getBroadcastMap(mlir::MLIRContext *ctx,
 /// getSplatValue are not read from memory: the body gets the constant.
 mlir::Value createElementwiseOp(mlir::OpBuilder &b, mlir::Location loc,
                                 mlir::RankedTensorType resultType,
+                                mlir::ValueRange inputs, ScalarBodyFn body);
+
+/// A linalg.generic with no loops computing `body(inputs..)` (element values)
+/// into a fresh 0-d tensor of `type`; the inputs are 0-d tensors.
+mlir::Value createScalarGeneric(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::RankedTensorType type,
                                 mlir::ValueRange inputs, ScalarBodyFn body);
 
 /// The shape of `shape` without `axes` (sorted).
@@ -99,11 +153,30 @@ mlir::Value createReduction(
 mlir::Value createLinearIndex(mlir::OpBuilder &b, mlir::Location loc,
                               llvm::ArrayRef<int64_t> shape);
 
-/// `value` reshaped (row-major, same element count) to `shape` with one
-/// tensor.collapse_shape or tensor.expand_shape when the shapes nest, else
-/// a collapse to 1-D and an expand; both bufferize to views, never copies.
-mlir::Value reshapeTensor(mlir::OpBuilder &b, mlir::Location loc,
-                          mlir::Value value, llvm::ArrayRef<int64_t> shape);
+/// The named GEMM `lhs @ rhs` into zeros of `shape`: linalg.matmul for a
+/// 2-D `shape`, linalg.batch_matmul for a 3-D one, in the _transpose_a/b
+/// form when a side is stored transposed (`[k, m]` for the lhs, `[n, k]`
+/// for the rhs; at most one, as linalg has no form for both). These named
+/// ops are what --mdl-gemm-to-library maps to BLAS.
+mlir::Value createGemm(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs,
+                       mlir::Value rhs, bool transposeLhs, bool transposeRhs,
+                       llvm::ArrayRef<int64_t> shape);
+
+/// The output window along one axis whose tap reads a given input
+/// position, for the gather forms of col2im and the pooling gradients.
+struct WindowIndex {
+  /// The window's index, 0 when there is none (so a read stays in bounds).
+  mlir::Value index;
+  /// Whether there is one: `(padded - tap) / stride` exact and in
+  /// [0, count).
+  mlir::Value valid;
+};
+/// Window y with `y * stride + tap == padded` (index values; `padded` is
+/// the input position plus the low padding, `tap` the kernel offset times
+/// the dilation), among `count` windows.
+WindowIndex findReadingWindow(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value padded, mlir::Value tap,
+                              int64_t stride, int64_t count);
 
 //===----------------------------------------------------------------------===//
 // Scalars.
@@ -115,10 +188,25 @@ mlir::Value reshapeTensor(mlir::OpBuilder &b, mlir::Location loc,
 /// integers and i1 zero-extend.
 mlir::Value convertScalar(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value value, mlir::Type from, mlir::Type to);
+/// Float `value` converted to the float type `type` (convertScalar between
+/// the two float types).
+mlir::Value castFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                      mlir::Type type);
 
-/// Runs `compute` on `operands` in getComputeType(type): f16/bf16 operands are
-/// extended to f32 and the result truncated back, as PyTorch computes half
-/// types. Other types pass through.
+/// Integer id or label `value` as an index: zero-extended when the original
+/// type was unsigned, sign-extended otherwise.
+mlir::Value castToIndex(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value value, bool isUnsigned);
+/// Integer `value` widened to i64 (the type of `ignore_index` and argmax).
+mlir::Value extendToI64(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value value, bool isUnsigned);
+/// `index` clamped to [0, size - 1], so that a read can never leave a tensor.
+mlir::Value clampIndex(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value index, int64_t size);
+
+/// The 16-bit compute rule applied: runs `compute` on `operands` in
+/// getComputeType(type), f16/bf16 operands extended to f32 and the result
+/// truncated back, as PyTorch computes half types. Other types pass through.
 mlir::Value computeInOpmath(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Type type, mlir::ValueRange operands,
                             ScalarBodyFn compute);

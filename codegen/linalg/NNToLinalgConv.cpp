@@ -1,14 +1,17 @@
 // Lowering of mdl.conv2d and its two gradients as im2col + one GEMM (a
 // batch over groups), with col2im for the input gradient written as a gather.
-#include "codegen/linalg/NNLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
-using namespace modelc::nn;
+using namespace modelc::lowering;
 
 namespace {
 
@@ -121,8 +124,7 @@ struct Conv2dLowering : OpConversionPattern<mlir::mdl::Conv2dOp> {
   matchAndRewrite(mlir::mdl::Conv2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     ConvGeometry geo =
         getGeometry(op, op.getInput().getType().getShape(),
                     op.getWeight().getType().getShape(), resultType.getShape());
@@ -170,8 +172,7 @@ struct Conv2dGradWeightLowering
   matchAndRewrite(mlir::mdl::Conv2dGradWeightOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     ConvGeometry geo =
         getGeometry(op, op.getInput().getType().getShape(),
                     resultType.getShape(), op.getGrad().getType().getShape());
@@ -202,8 +203,7 @@ struct Conv2dGradInputLowering
   matchAndRewrite(mlir::mdl::Conv2dGradInputOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     ConvGeometry geo = getGeometry(op, resultType.getShape(),
                                    op.getWeight().getType().getShape(),
                                    op.getGrad().getType().getShape());
@@ -270,7 +270,7 @@ struct Conv2dGradInputLowering
 
 } // namespace
 
-void modelc::nn::populateConvToLinalgPatterns(RewritePatternSet &patterns) {
+void modelc::populateConvToLinalgPatterns(RewritePatternSet &patterns) {
   patterns
       .add<Conv2dLowering, Conv2dGradWeightLowering, Conv2dGradInputLowering>(
           patterns.getContext());

@@ -1,15 +1,18 @@
 // Lowering of mdl.embedding (a row gather) and mdl.embedding_grad (a row
 // scatter-add, as an scf.for over the ids updating the table in place).
-#include "codegen/linalg/NNLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
-using namespace modelc::nn;
+using namespace modelc::lowering;
 
 namespace {
 
@@ -25,8 +28,7 @@ struct EmbeddingLowering : OpConversionPattern<mlir::mdl::EmbeddingOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     unsigned rank = resultType.getRank();
     Value table = adaptor.getTable();
     int64_t rows = op.getTable().getType().getDimSize(0);
@@ -65,8 +67,7 @@ struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
     int64_t rows = resultType.getDimSize(0);
     int64_t width = resultType.getDimSize(1);
@@ -119,7 +120,6 @@ struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
 
 } // namespace
 
-void modelc::nn::populateEmbeddingToLinalgPatterns(
-    RewritePatternSet &patterns) {
+void modelc::populateEmbeddingToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<EmbeddingLowering, EmbeddingGradLowering>(patterns.getContext());
 }

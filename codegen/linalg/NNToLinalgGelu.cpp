@@ -1,14 +1,17 @@
 // Lowering of mdl.gelu and mdl.gelu_grad (erf and tanh forms) to
 // elementwise linalg.generic ops, with PyTorch's formulas and constants.
-#include "codegen/linalg/NNLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
-using namespace modelc::nn;
+using namespace modelc::lowering;
 
 namespace {
 
@@ -43,7 +46,7 @@ struct FloatMath {
   Type type;
 
   Value constant(double value) const {
-    return createFloatConstant(b, loc, type, value);
+    return createScalarConstant(b, loc, type, value);
   }
   Value add(Value x, Value y) const {
     return b.create<arith::AddFOp>(loc, x, y);
@@ -75,7 +78,7 @@ struct GeluLowering : OpConversionPattern<mlir::mdl::GeluOp> {
   LogicalResult
   matchAndRewrite(mlir::mdl::GeluOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType type = getSignlessTensorType(op.getType());
     bool tanhForm = op.getApproximate() == "tanh";
     rewriter.replaceOp(
         op,
@@ -104,7 +107,7 @@ struct GeluGradLowering : OpConversionPattern<mlir::mdl::GeluGradOp> {
   LogicalResult
   matchAndRewrite(mlir::mdl::GeluGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType type = getSignlessTensorType(op.getType());
     bool tanhForm = op.getApproximate() == "tanh";
     rewriter.replaceOp(
         op, createElementwise(
@@ -139,6 +142,6 @@ struct GeluGradLowering : OpConversionPattern<mlir::mdl::GeluGradOp> {
 
 } // namespace
 
-void modelc::nn::populateGeluToLinalgPatterns(RewritePatternSet &patterns) {
+void modelc::populateGeluToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<GeluLowering, GeluGradLowering>(patterns.getContext());
 }

@@ -1,15 +1,18 @@
 // Lowering of mdl.cross_entropy and mdl.cross_entropy_grad: a stable
 // log-sum-exp per row over the class axis, then reductions over the rows.
-#include "codegen/linalg/NNLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
-using namespace modelc::nn;
+using namespace modelc::lowering;
 
 namespace {
 
@@ -37,11 +40,7 @@ std::pair<Value, Value> createRowLogSumExp(OpBuilder &b, Location loc,
                                            const ClassAxisLayout &layout) {
   Type elementType = getElementTypeOrSelf(logits.getType());
   auto rowType = RankedTensorType::get(layout.rowShape, elementType);
-  Value lowest = b.create<arith::ConstantOp>(
-      loc, b.getFloatAttr(
-               elementType,
-               APFloat::getInf(cast<FloatType>(elementType).getFloatSemantics(),
-                               /*Negative=*/true)));
+  Value lowest = createLowestValue(b, loc, elementType);
   Value max =
       b.create<linalg::GenericOp>(
            loc, rowType, logits,
@@ -136,8 +135,8 @@ struct CrossEntropyLowering : OpConversionPattern<mlir::mdl::CrossEntropyOp> {
               l, b.create<math::LogOp>(l, args[2]), args[1]);
           Value loss = castFloat(
               b, l, b.create<arith::SubFOp>(l, logSumExp, picked), f64);
-          Value zero = createFloatConstant(b, l, f64, 0);
-          Value one = createFloatConstant(b, l, f64, 1);
+          Value zero = createScalarConstant(b, l, f64, 0);
+          Value one = createScalarConstant(b, l, f64, 1);
           Value lossSum = b.create<arith::AddFOp>(
               l, args[3], b.create<arith::SelectOp>(l, counted, loss, zero));
           Value count = b.create<arith::AddFOp>(
@@ -145,7 +144,7 @@ struct CrossEntropyLowering : OpConversionPattern<mlir::mdl::CrossEntropyOp> {
           b.create<linalg::YieldOp>(l, ValueRange{lossSum, count});
         });
 
-    auto resultType = convertTensorType(getTypeConverter(), op.getType());
+    auto resultType = getSignlessTensorType(op.getType());
     rewriter.replaceOp(
         op, createScalarGeneric(
                 rewriter, loc, resultType, accumulated.getResults(),
@@ -169,8 +168,7 @@ struct CrossEntropyGradLowering
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
     Value logits = adaptor.getLogits();
     ClassAxisLayout layout(rewriter, resultType);
@@ -193,8 +191,8 @@ struct CrossEntropyGradLowering
                 [&](OpBuilder &b, Location l, ValueRange args) {
                   Value counted =
                       isCounted(b, l, args[0], isUnsigned, ignoreIndex);
-                  Value one = createFloatConstant(b, l, f64, 1);
-                  Value zero = createFloatConstant(b, l, f64, 0);
+                  Value one = createScalarConstant(b, l, f64, 1);
+                  Value zero = createScalarConstant(b, l, f64, 0);
                   b.create<linalg::YieldOp>(
                       l, b.create<arith::AddFOp>(
                               l, args[1],
@@ -231,9 +229,9 @@ struct CrossEntropyGradLowering
           Value isLabel =
               b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, column,
                                       loopIndex(b, l, layout.rank - 1));
-          Value zero = createFloatConstant(b, l, elementType, 0);
+          Value zero = createScalarConstant(b, l, elementType, 0);
           Value oneHot = b.create<arith::SelectOp>(
-              l, isLabel, createFloatConstant(b, l, elementType, 1), zero);
+              l, isLabel, createScalarConstant(b, l, elementType, 1), zero);
           Value gradient = b.create<arith::MulFOp>(
               l, b.create<arith::SubFOp>(l, probability, oneHot), args[4]);
           Value counted = isCounted(b, l, label, isUnsigned, ignoreIndex);
@@ -247,7 +245,7 @@ struct CrossEntropyGradLowering
 
 } // namespace
 
-void modelc::nn::populateLossToLinalgPatterns(RewritePatternSet &patterns) {
+void modelc::populateLossToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<CrossEntropyLowering, CrossEntropyGradLowering>(
       patterns.getContext());
 }

@@ -1,13 +1,16 @@
 // Lowering of mdl.matmul (torch.matmul) to the named linalg GEMM ops that
 // --mdl-gemm-to-library later turns into OpenBLAS calls.
-#include "codegen/linalg/NNLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Traits.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
-using namespace modelc::nn;
+using namespace modelc::lowering;
 
 namespace {
 
@@ -77,8 +80,7 @@ struct MatmulLowering : OpConversionPattern<mlir::mdl::MatmulOp> {
   matchAndRewrite(mlir::mdl::MatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     ArrayRef<int64_t> lhsShape = op.getLhs().getType().getShape();
     ArrayRef<int64_t> rhsShape = op.getRhs().getType().getShape();
 
@@ -138,6 +140,6 @@ struct MatmulLowering : OpConversionPattern<mlir::mdl::MatmulOp> {
 
 } // namespace
 
-void modelc::nn::populateMatmulToLinalgPatterns(RewritePatternSet &patterns) {
+void modelc::populateMatmulToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<MatmulLowering>(patterns.getContext());
 }

@@ -1,15 +1,16 @@
 // Lowering of mdl.mse_loss and mdl.accuracy: means over every position,
 // reduced into a 0-d tensor.
-#include "codegen/linalg/NNLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-
-#include <limits>
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
-using namespace modelc::nn;
+using namespace modelc::lowering;
 
 namespace {
 
@@ -24,8 +25,7 @@ struct MseLossLowering : OpConversionPattern<mlir::mdl::MseLossOp> {
   matchAndRewrite(mlir::mdl::MseLossOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
     Type f64 = rewriter.getF64Type();
     RankedTensorType inputType = op.getInput().getType();
@@ -56,7 +56,7 @@ struct MseLossLowering : OpConversionPattern<mlir::mdl::MseLossOp> {
                 rewriter, loc, resultType, sum,
                 [&](OpBuilder &b, Location l, ValueRange args) -> Value {
                   Value mean = b.create<arith::DivFOp>(
-                      l, args[0], createFloatConstant(b, l, f64, count));
+                      l, args[0], createScalarConstant(b, l, f64, count));
                   return castFloat(b, l, mean, elementType);
                 }));
     return success();
@@ -85,8 +85,7 @@ struct AccuracyLowering : OpConversionPattern<mlir::mdl::AccuracyOp> {
     // Per row: the running maximum and its class index.
     AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
     AffineMap row = leadingDimsMap(ctx, rank, rank - 1);
-    Value lowest = createFloatConstant(
-        rewriter, loc, elementType, -std::numeric_limits<double>::infinity());
+    Value lowest = createLowestValue(rewriter, loc, elementType);
     auto argmax = rewriter.create<linalg::GenericOp>(
         loc,
         TypeRange{RankedTensorType::get(rowShape, elementType),
@@ -134,8 +133,7 @@ struct AccuracyLowering : OpConversionPattern<mlir::mdl::AccuracyOp> {
                 })
             .getResult(0);
 
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     double count = static_cast<double>(ShapedType::getNumElements(rowShape));
     rewriter.replaceOp(
         op, createScalarGeneric(
@@ -144,7 +142,7 @@ struct AccuracyLowering : OpConversionPattern<mlir::mdl::AccuracyOp> {
                   Type f64 = b.getF64Type();
                   Value exact = b.create<arith::DivFOp>(
                       l, b.create<arith::SIToFPOp>(l, f64, args[0]),
-                      createFloatConstant(b, l, f64, count));
+                      createScalarConstant(b, l, f64, count));
                   return castFloat(b, l, exact, resultType.getElementType());
                 }));
     return success();
@@ -153,7 +151,7 @@ struct AccuracyLowering : OpConversionPattern<mlir::mdl::AccuracyOp> {
 
 } // namespace
 
-void modelc::nn::populateMeanReductionToLinalgPatterns(
+void modelc::populateMeanReductionToLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<MseLossLowering, AccuracyLowering>(patterns.getContext());
 }

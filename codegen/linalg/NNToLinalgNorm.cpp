@@ -1,14 +1,17 @@
 // Lowering of mdl.layer_norm (last axis, biased variance, as
 // torch.nn.functional.layer_norm) to row reductions and one elementwise pass.
-#include "codegen/linalg/NNLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
-using namespace modelc::nn;
+using namespace modelc::lowering;
 
 namespace {
 
@@ -26,8 +29,7 @@ struct LayerNormLowering : OpConversionPattern<mlir::mdl::LayerNormOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
     ArrayRef<int64_t> shape = resultType.getShape();
     unsigned rank = shape.size();
@@ -39,8 +41,8 @@ struct LayerNormLowering : OpConversionPattern<mlir::mdl::LayerNormOp> {
     AffineMap column = projectionMap(ctx, rank, {rank - 1});
     AffineMap rowIdentity = rewriter.getMultiDimIdentityMap(rowRank);
     Value x = adaptor.getInput();
-    Value width = createFloatConstant(rewriter, loc, elementType,
-                                      static_cast<double>(shape.back()));
+    Value width = createScalarConstant(rewriter, loc, elementType,
+                                       static_cast<double>(shape.back()));
 
     // 1. Row sums.
     Value sum =
@@ -76,8 +78,8 @@ struct LayerNormLowering : OpConversionPattern<mlir::mdl::LayerNormOp> {
             .getResult(0);
 
     // 3. Mean and reciprocal standard deviation per row.
-    Value eps = createFloatConstant(rewriter, loc, elementType,
-                                    op.getEps().convertToDouble());
+    Value eps = createScalarConstant(rewriter, loc, elementType,
+                                     op.getEps().convertToDouble());
     auto stats = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{sum.getType(), sum.getType()}, ValueRange{sum, squares},
         ValueRange{createEmptyTensor(rewriter, loc, rowShape, elementType),
@@ -89,7 +91,7 @@ struct LayerNormLowering : OpConversionPattern<mlir::mdl::LayerNormOp> {
           Value variance = b.create<arith::DivFOp>(l, args[1], width);
           // 1 / sqrt, as PyTorch's kernel (not an approximate rsqrt).
           Value rstd = b.create<arith::DivFOp>(
-              l, createFloatConstant(b, l, elementType, 1),
+              l, createScalarConstant(b, l, elementType, 1),
               b.create<math::SqrtOp>(
                   l, b.create<arith::AddFOp>(l, variance, eps)));
           b.create<linalg::YieldOp>(l, ValueRange{mean, rstd});
@@ -115,6 +117,6 @@ struct LayerNormLowering : OpConversionPattern<mlir::mdl::LayerNormOp> {
 
 } // namespace
 
-void modelc::nn::populateNormToLinalgPatterns(RewritePatternSet &patterns) {
+void modelc::populateNormToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LayerNormLowering>(patterns.getContext());
 }

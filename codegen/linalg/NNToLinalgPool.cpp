@@ -1,13 +1,16 @@
 // Lowering of mdl.max_pool2d and mdl.avg_pool2d (NCHW, floor mode) to
 // window reductions over a padded input.
-#include "codegen/linalg/NNLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
-using namespace modelc::nn;
+using namespace modelc::lowering;
 
 namespace {
 
@@ -38,18 +41,6 @@ Value reduceWindows(
       .getResult(0);
 }
 
-/// The smallest value of `type`: -inf, or the least integer (0 unsigned).
-Value createLowest(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
-  if (auto floatType = dyn_cast<FloatType>(type))
-    return b.create<arith::ConstantOp>(
-        loc, b.getFloatAttr(type, APFloat::getInf(floatType.getFloatSemantics(),
-                                                  /*Negative=*/true)));
-  unsigned width = type.getIntOrFloatBitWidth();
-  APInt lowest =
-      isUnsigned ? APInt::getZero(width) : APInt::getSignedMinValue(width);
-  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, lowest));
-}
-
 /// max_pool2d: padding reads as -inf (never the max: the verifier keeps
 /// padding at most half the kernel, so every window holds a real element).
 /// arith.maximumf propagates NaN like PyTorch's kernel; integers (max_pool2d
@@ -61,11 +52,11 @@ struct MaxPool2dLowering : OpConversionPattern<mlir::mdl::MaxPool2dOp> {
   matchAndRewrite(mlir::mdl::MaxPool2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
     bool isUnsigned = hasUnsignedElements(op.getInput());
-    Value lowest = createLowest(rewriter, loc, elementType, isUnsigned);
+    Value lowest =
+        createLowestValue(rewriter, loc, op.getType().getElementType());
     Value padded =
         padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(), lowest);
     Value init =
@@ -94,8 +85,7 @@ struct AvgPool2dLowering : OpConversionPattern<mlir::mdl::AvgPool2dOp> {
   matchAndRewrite(mlir::mdl::AvgPool2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
     Value zero = rewriter.create<arith::ConstantOp>(
         loc, rewriter.getZeroAttr(elementType));
@@ -108,7 +98,7 @@ struct AvgPool2dLowering : OpConversionPattern<mlir::mdl::AvgPool2dOp> {
           return nb.create<arith::AddFOp>(nloc, acc, element);
         });
     ArrayRef<int64_t> kernel = op.getKernel();
-    Value divisor = createFloatConstant(
+    Value divisor = createScalarConstant(
         rewriter, loc, elementType, static_cast<double>(kernel[0] * kernel[1]));
     Value empty =
         createEmptyTensor(rewriter, loc, resultType.getShape(), elementType);
@@ -127,6 +117,6 @@ struct AvgPool2dLowering : OpConversionPattern<mlir::mdl::AvgPool2dOp> {
 
 } // namespace
 
-void modelc::nn::populatePoolToLinalgPatterns(RewritePatternSet &patterns) {
+void modelc::populatePoolToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<MaxPool2dLowering, AvgPool2dLowering>(patterns.getContext());
 }

@@ -1,14 +1,17 @@
 // Lowering of mdl.max_pool2d_grad and mdl.avg_pool2d_grad: the scatter of
 // each window's adjoint written as a gather over input positions.
-#include "codegen/linalg/NNLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
+#include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
-using namespace modelc::nn;
+using namespace modelc::lowering;
 
 namespace {
 
@@ -82,8 +85,7 @@ struct MaxPool2dGradLowering : OpConversionPattern<mlir::mdl::MaxPool2dGradOp> {
   matchAndRewrite(mlir::mdl::MaxPool2dGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     ArrayRef<int64_t> gradShape = op.getGrad().getType().getShape();
     ArrayRef<int64_t> shape = resultType.getShape();
     PoolGeometry geo{shape[2],       shape[3],       gradShape[2],
@@ -190,8 +192,7 @@ struct AvgPool2dGradLowering : OpConversionPattern<mlir::mdl::AvgPool2dGradOp> {
   matchAndRewrite(mlir::mdl::AvgPool2dGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType resultType =
-        convertTensorType(getTypeConverter(), op.getType());
+    RankedTensorType resultType = getSignlessTensorType(op.getType());
     ArrayRef<int64_t> gradShape = op.getGrad().getType().getShape();
     ArrayRef<int64_t> shape = resultType.getShape();
     PoolGeometry geo{shape[2],       shape[3],       gradShape[2],
@@ -201,9 +202,9 @@ struct AvgPool2dGradLowering : OpConversionPattern<mlir::mdl::AvgPool2dGradOp> {
     Value grad = adaptor.getGrad();
     Value zero = rewriter.create<arith::ConstantOp>(
         loc, rewriter.getZeroAttr(elementType));
-    Value divisor =
-        createFloatConstant(rewriter, loc, elementType,
-                            static_cast<double>(geo.kernel[0] * geo.kernel[1]));
+    Value divisor = createScalarConstant(
+        rewriter, loc, elementType,
+        static_cast<double>(geo.kernel[0] * geo.kernel[1]));
     auto share = [&](OpBuilder &nb, Location nloc, Value wy, Value wx,
                      Value taken) -> Value {
       Value adjoint = nb.create<tensor::ExtractOp>(
@@ -220,7 +221,7 @@ struct AvgPool2dGradLowering : OpConversionPattern<mlir::mdl::AvgPool2dGradOp> {
 
 } // namespace
 
-void modelc::nn::populatePoolGradToLinalgPatterns(RewritePatternSet &patterns) {
+void modelc::populatePoolGradToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<MaxPool2dGradLowering, AvgPool2dGradLowering>(
       patterns.getContext());
 }

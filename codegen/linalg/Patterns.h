@@ -1,7 +1,8 @@
 // The rewrite patterns of --mdl-lower-to-linalg, one populate function per
-// op family (the Triton habit: ElementwiseToLinalg.cpp, ReductionToLinalg.cpp,
-// ...). Each pattern rewrites one mdl op on tensors into linalg, tensor,
-// arith and math ops (and mdlrt.buffer / bufferization ops for storage).
+// op family, all declared here (the Triton habit: ElementwiseToLinalg.cpp,
+// ReductionToLinalg.cpp, ...; their shared helpers in LoweringUtils.h). Each
+// pattern rewrites one mdl op on tensors into linalg, tensor, arith and math
+// ops (and mdlrt.buffer / bufferization ops for storage).
 #ifndef MODELC_CODEGEN_LINALG_PATTERNS_H
 #define MODELC_CODEGEN_LINALG_PATTERNS_H
 
@@ -19,8 +20,19 @@ void populateShapeToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateStorageToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// matmul, conv2d and its gradients, pooling and its gradients, layer_norm,
 /// embedding and its gradient, cross_entropy and its gradient, mse_loss,
-/// accuracy, gelu and its gradient.
+/// accuracy, gelu and its gradient: the populate functions below.
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
+
+// The neural-network family, one populate function per NNToLinalg*.cpp.
+void populateMatmulToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateConvToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populatePoolToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populatePoolGradToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateNormToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateEmbeddingToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateLossToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateMeanReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateGeluToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace modelc
 
