@@ -1,5 +1,6 @@
-// The pass order of docs/pipeline.md, built from one options struct, and
-// its registration as named pipelines.
+// The stages of docs/pipeline.md, each built by one function from one
+// options struct, their registration as named pipelines for modelc-opt, and
+// runPipeline, which runs them for modelc.
 #include "codegen/Pipeline.h"
 
 #include "codegen/Passes.h"
@@ -58,6 +59,58 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   }
 };
 
+/// modelc-opt's view of GpuTargetOptions (modelc's --arch and --ptxas).
+struct GpuPipelineCLOptions : public PassPipelineOptions<GpuPipelineCLOptions> {
+  ListOption<std::string> archs{
+      *this, "arch", llvm::cl::desc("GPU architectures (default sm_80,sm_90)")};
+  Option<std::string> ptxas{
+      *this, "ptxas",
+      llvm::cl::desc("ptxas to make cubins: auto (PATH, then "
+                     "/usr/local/cuda/bin), none, or a path"),
+      llvm::cl::init("auto")};
+
+  GpuTargetOptions get() const {
+    GpuTargetOptions options;
+    if (!archs.empty())
+      options.archs.assign(archs.begin(), archs.end());
+    options.ptxas = ptxas;
+    return options;
+  }
+};
+
+/// A builder of stages that take PipelineOptions.
+using StageBuilder = void (*)(OpPassManager &, const PipelineOptions &);
+
+/// Registers `stages`, in order, as the modelc-opt pipeline `name`, whose
+/// options are PipelineCLOptions.
+void registerStages(llvm::StringRef name, llvm::StringRef description,
+                    std::vector<StageBuilder> stages) {
+  PassPipelineRegistration<PipelineCLOptions>(
+      name, description,
+      [stages](OpPassManager &pm, const PipelineCLOptions &cl) {
+        PipelineOptions options = cl.get();
+        for (StageBuilder build : stages)
+          build(pm, options);
+      });
+}
+
+/// Runs mdl-kernels-to-gpu on a clone of the outlined `module`, which the
+/// CPU stage then gets untouched, and sets the clone's GPU program on
+/// `module` as kGpuProgramAttrName. The passes report under `timing`
+/// (--mlir-timing).
+LogicalResult buildGpuProgram(ModuleOp module, const GpuTargetOptions &options,
+                              TimingScope &timing) {
+  OwningOpRef<ModuleOp> gpuModule = module.clone();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.enableTiming(timing);
+  buildKernelsToGpuProgramPipeline(pm, options);
+  if (failed(pm.run(*gpuModule)))
+    return failure();
+  module->setAttr(kGpuProgramAttrName,
+                  (*gpuModule)->getAttr(kGpuProgramAttrName));
+  return success();
+}
+
 } // namespace
 
 void buildMdlToLinalgPipeline(OpPassManager &pm,
@@ -74,7 +127,8 @@ void buildMdlToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createMdlLowerToLinalg());
 }
 
-void buildLinalgToKernelsPipeline(OpPassManager &pm) {
+void buildLinalgToKernelsPipeline(OpPassManager &pm,
+                                  const PipelineOptions &options) {
   // Elementwise chains become one loop nest (one kernel) before
   // bufferization, so their temporaries are never allocated.
   pm.addPass(createMdlFuseElementwise());
@@ -88,28 +142,46 @@ void buildLinalgToKernelsPipeline(OpPassManager &pm) {
   pm.addPass(createMdlOutlineKernels());
 }
 
-void buildLinalgToLLVMPipeline(OpPassManager &pm) {
-  buildLinalgToKernelsPipeline(pm);
+void buildKernelsToGpuProgramPipeline(OpPassManager &pm,
+                                      const GpuTargetOptions &options) {
+  pm.addPass(createMdlLowerToGpu());
+  MdlSerializeGpuOptions serialize;
+  serialize.archs = options.archs;
+  serialize.ptxasSetting = options.ptxas;
+  pm.addPass(createMdlSerializeGpu(serialize));
+}
+
+void buildKernelsToCpuPipeline(OpPassManager &pm,
+                               const PipelineOptions &options) {
   pm.addPass(createMdlLowerToCpu());
 }
 
 void registerModelcPipelines() {
-  PassPipelineRegistration<PipelineCLOptions>(
+  registerStages(
       "mdl-to-linalg",
       "The mdl passes and --mdl-lower-to-linalg (modelc --emit=lowered)",
-      [](OpPassManager &pm, const PipelineCLOptions &options) {
-        buildMdlToLinalgPipeline(pm, options.get());
+      {buildMdlToLinalgPipeline});
+  registerStages(
+      "mdl-linalg-to-kernels",
+      "From linalg on tensors to the planned module outlined into kernels",
+      {buildLinalgToKernelsPipeline});
+  PassPipelineRegistration<GpuPipelineCLOptions>(
+      "mdl-kernels-to-gpu",
+      "The GPU program of the outlined module: mdl-lower-to-gpu, "
+      "mdl-serialize-gpu (modelc --emit=ptx)",
+      [](OpPassManager &pm, const GpuPipelineCLOptions &options) {
+        buildKernelsToGpuProgramPipeline(pm, options.get());
       });
-  PassPipelineRegistration<>(
-      "mdl-linalg-to-llvm",
-      "From linalg on tensors to the LLVM dialect with the program's ABI",
-      [](OpPassManager &pm) { buildLinalgToLLVMPipeline(pm); });
-  PassPipelineRegistration<PipelineCLOptions>(
-      "mdl-to-llvm", "mdl-to-linalg, then mdl-linalg-to-llvm",
-      [](OpPassManager &pm, const PipelineCLOptions &options) {
-        buildMdlToLinalgPipeline(pm, options.get());
-        buildLinalgToLLVMPipeline(pm);
-      });
+  registerStages("mdl-kernels-to-cpu",
+                 "The CPU program of the outlined module: the LLVM dialect "
+                 "with the program's ABI and manifest",
+                 {buildKernelsToCpuPipeline});
+  registerStages("mdl-linalg-to-llvm",
+                 "mdl-linalg-to-kernels, then mdl-kernels-to-cpu",
+                 {buildLinalgToKernelsPipeline, buildKernelsToCpuPipeline});
+  registerStages("mdl-to-llvm", "mdl-to-linalg, then mdl-linalg-to-llvm",
+                 {buildMdlToLinalgPipeline, buildLinalgToKernelsPipeline,
+                  buildKernelsToCpuPipeline});
 }
 
 InputStage detectInputStage(ModuleOp module) {
@@ -161,7 +233,7 @@ LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
     if (from == InputStage::Planned)
       pm.addPass(createMdlOutlineKernels());
     else
-      buildLinalgToKernelsPipeline(pm);
+      buildLinalgToKernelsPipeline(pm, options);
   }
   if (failed(pm.run(module)))
     return failure();
@@ -171,7 +243,7 @@ LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
   // lowering sees it as it is; the manifest it writes takes the program.
   if (options.gpu) {
     TimingScope gpuTimer = root.nest("GPU program");
-    if (failed(buildGpuProgram(module, *options.gpu, &gpuTimer)))
+    if (failed(buildGpuProgram(module, *options.gpu, gpuTimer)))
       return failure();
   }
   if (to == PipelineEnd::GpuProgram)
@@ -181,7 +253,7 @@ LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
     return failure();
   TimingScope cpuTimer = root.nest("CPU lowering");
   cpu.enableTiming(cpuTimer);
-  cpu.addPass(createMdlLowerToCpu());
+  buildKernelsToCpuPipeline(cpu, options);
   return cpu.run(module);
 }
 

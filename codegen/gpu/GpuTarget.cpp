@@ -1,8 +1,7 @@
 // The CUDA target's entry points for the pipeline and the tools: the
 // architectures, the registrations the NVVM serialisation needs, and the
-// GPU program built on a clone of the planned module.
+// images of the GPU program.
 #include "codegen/gpu/GpuTarget.h"
-#include "codegen/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -14,7 +13,6 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -92,24 +90,6 @@ void registerGpuDialects(DialectRegistry &registry) {
   registerConvertMemRefToLLVMInterface(registry);
   registerConvertNVVMToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
-}
-
-LogicalResult buildGpuProgram(ModuleOp module, const GpuTargetOptions &options,
-                              TimingScope *timing) {
-  OwningOpRef<ModuleOp> gpuModule = module.clone();
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  if (timing)
-    pm.enableTiming(*timing);
-  pm.addPass(createMdlLowerToGpu());
-  MdlSerializeGpuOptions serialize;
-  serialize.archs = options.archs;
-  serialize.ptxasSetting = options.ptxas;
-  pm.addPass(createMdlSerializeGpu(serialize));
-  if (failed(pm.run(*gpuModule)))
-    return failure();
-  module->setAttr(kGpuProgramAttrName,
-                  (*gpuModule)->getAttr(kGpuProgramAttrName));
-  return success();
 }
 
 std::vector<GpuImage> getGpuImages(ModuleOp module) {

@@ -1,12 +1,11 @@
 // The CUDA target as the pipeline and the tools see it (docs/codegen/gpu.md):
 // the architectures, the registration of what the NVVM serialisation needs,
-// and the GPU program built from a planned, outlined module.
+// and the GPU program that mdl-kernels-to-gpu (codegen/Pipeline.h) leaves.
 #ifndef MODELC_CODEGEN_GPU_GPUTARGET_H
 #define MODELC_CODEGEN_GPU_GPUTARGET_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Support/Timing.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -36,14 +35,6 @@ void initializeNvptxTarget();
 /// The dialects, interfaces and translations to LLVM IR that the lowering
 /// to NVVM and gpu-module-to-binary need.
 void registerGpuDialects(mlir::DialectRegistry &registry);
-
-/// Runs --mdl-lower-to-gpu and --mdl-serialize-gpu on a clone of `module`
-/// (which the CPU lowering then gets untouched) and sets the clone's GPU
-/// program on `module` as kGpuProgramAttrName. With `timing`, the passes
-/// report under it (--mlir-timing).
-mlir::LogicalResult buildGpuProgram(mlir::ModuleOp module,
-                                    const GpuTargetOptions &options,
-                                    mlir::TimingScope *timing = nullptr);
 
 /// One image of the GPU program: PTX text or a cubin for one architecture.
 struct GpuImage {
