@@ -61,6 +61,9 @@ def run(args, timeout=120, stdout=None, preexec=None):
     p = subprocess.run([PROG] + args, cwd=WORK, timeout=timeout,
                        stdout=stdout if stdout is not None else subprocess.PIPE,
                        stderr=subprocess.PIPE, preexec_fn=preexec, text=True)
+    # An error message that ends in strerror(0) hides the reason (issue 13:
+    # an ignored error code read "...: Success").
+    check(": Success" not in p.stderr, "an error reads ': Success'", p.stderr)
     return p.returncode, p.stdout or "", p.stderr
 
 
