@@ -323,10 +323,32 @@ Value createLinearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
   return b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), linear);
 }
 
+/// `tensor` with its elements converted to float type `type`.
+static Value castTensor(OpBuilder &b, Location loc, Value tensor, Type type) {
+  auto tensorType = cast<RankedTensorType>(tensor.getType());
+  return createElementwiseOp(
+      b, loc, tensorType.clone(type), tensor,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        return castFloat(nb, nloc, args.front(), type);
+      });
+}
+
 Value createGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
                  bool transposeLhs, bool transposeRhs,
                  ArrayRef<int64_t> shape) {
   assert(!(transposeLhs && transposeRhs) && "one transposed side only");
+  // 16-bit operands: their exact f32 values multiplied and accumulated in
+  // f32, the result rounded once (the tensor-core contract; an f32 GEMM
+  // through the library on either target).
+  Type elementType = getElementTypeOrSelf(lhs.getType());
+  Type accumulatorType = getComputeType(elementType);
+  if (accumulatorType != elementType) {
+    Value wideLhs = castTensor(b, loc, lhs, accumulatorType);
+    Value wideRhs = castTensor(b, loc, rhs, accumulatorType);
+    Value product = createGemm(b, loc, wideLhs, wideRhs, transposeLhs,
+                               transposeRhs, shape);
+    return castTensor(b, loc, product, elementType);
+  }
   Value init =
       createZeroTensor(b, loc, shape, getElementTypeOrSelf(lhs.getType()));
   SmallVector<Value, 2> ins = {lhs, rhs};

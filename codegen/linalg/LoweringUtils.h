@@ -157,7 +157,9 @@ mlir::Value createLinearIndex(mlir::OpBuilder &b, mlir::Location loc,
 /// 2-D `shape`, linalg.batch_matmul for a 3-D one, in the _transpose_a/b
 /// form when a side is stored transposed (`[k, m]` for the lhs, `[n, k]`
 /// for the rhs; at most one, as linalg has no form for both). These named
-/// ops are what --mdl-gemm-to-library maps to BLAS.
+/// ops are what --mdl-gemm-to-library maps to BLAS. f16/bf16 operands are
+/// extended to f32 (exactly), multiplied in f32 and the result rounded to
+/// their type, as tensor cores and torch.matmul compute them.
 mlir::Value createGemm(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs,
                        mlir::Value rhs, bool transposeLhs, bool transposeRhs,
                        llvm::ArrayRef<int64_t> shape);
