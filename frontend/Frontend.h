@@ -23,6 +23,9 @@ struct FrontendOptions {
   std::vector<std::pair<std::string, std::string>> defines;
   /// Where `import "nn"` finds `nn.mdl`.
   std::string stdlibDir;
+  /// `--precision`: f32, bf16 or f16 for every train entry instead of its
+  /// `precision` setting; empty keeps the settings.
+  std::string precision;
 };
 
 /// Parses one file (no imports). Null when there were syntax errors (they are

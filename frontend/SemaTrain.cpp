@@ -200,6 +200,20 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
   for (const auto &[key, value] : defaults)
     if (!out.count(key))
       out[key] = value;
+  if (!options.precision.empty())
+    out["precision"] = Attr(options.precision);
+  // f16 trains only with dynamic loss scaling (torch.amp.GradScaler), which
+  // modelc does not have yet: refused rather than run without it.
+  if (std::get<std::string>(out["precision"].value) == "f16") {
+    SourceLoc loc = given.count("precision") && options.precision.empty()
+                        ? settingValue(given["precision"])->loc
+                        : entry.loc;
+    diag.error(loc, es.label + ": precision f16" +
+                        (options.precision.empty() ? "" : " (--precision)") +
+                        " is not supported yet: f16 training needs dynamic "
+                        "loss scaling, which modelc does not implement yet; "
+                        "use bf16");
+  }
 
   // A warmup as long as the whole run leaves no room for the decay.
   auto steps = out.find("steps");

@@ -41,6 +41,22 @@ def MdlDecompose : Pass<"mdl-decompose", "mlir::ModuleOp"> {
   }];
 }
 
+def MdlInsertAmpCasts : Pass<"mdl-insert-amp-casts", "mlir::ModuleOp"> {
+  let summary = "Mixed precision as torch.autocast, for precision = bf16 | f16";
+  let description = [{
+    In the `fwd_bwd` and `eval` functions of each train entry whose
+    `precision` setting is `bf16` or `f16`: matmul and conv2d (and attention,
+    decomposed into them) take 16-bit operands, their f32 operands and
+    parameters cast; exp, log, pow, rsqrt, softmax, log_softmax, layer_norm,
+    the losses, sum, mean and accuracy take f32 operands; every other op
+    runs in the widest float type of its non-scalar operands (0-d values
+    and dropout masks take part weakly, as Python scalars do in PyTorch).
+    Values stored to buffers are cast to the buffer's type. Runs after
+    --mdl-decompose and before --mdl-autodiff, so the backward pass follows
+    the casts. docs/passes/amp.md.
+  }];
+}
+
 def MdlAutodiff : Pass<"mdl-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation of the fwd_bwd functions";
   let description = [{

@@ -382,7 +382,7 @@ class ProgramGen:
         if r.random() < 0.3:
             lines.append(f"  shuffle = {r.choice(['true', 'false'])}")
         if r.random() < 0.4:
-            lines.append(f"  precision = {r.choice(['f32', 'bf16', 'f16'])}")
+            lines.append(f"  precision = {r.choice(['f32', 'bf16'])}")
         if ds["eval"]:
             every = r.choice(["epoch", "1", "2"])
             lines += ["  eval {", f"    data = {ds['name']}_eval", f"    every = {every}"]

@@ -81,6 +81,12 @@ cl::list<std::string> defines("D", cl::Prefix,
                               cl::value_desc("NAME=VALUE"),
                               cl::cat(modelcCategory));
 
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("The precision of every train entry, instead of its setting: "
+             "f32, bf16 or f16"),
+    cl::value_desc("f32|bf16|f16"), cl::cat(modelcCategory));
+
 cl::list<std::string> targets("target", cl::CommaSeparated,
                               cl::desc("Targets of the program: cuda, cpu "
                                        "(default: cuda,cpu)"),
@@ -301,6 +307,9 @@ int compileMLIR(mlir::MLIRContext &context,
                 modelc::CompilerDiagnostics &diagnostics) {
   if (emitKind == EmitKind::Manifest || emitKind == EmitKind::Params)
     return fail("--emit=manifest and --emit=params need a .mdl input");
+  if (!precision.empty())
+    return fail("--precision needs a .mdl input (an .mlir module has its "
+                "settings)");
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(inputFilename, &context);
   if (!module)
@@ -320,6 +329,11 @@ int compileMDL(mlir::MLIRContext &context,
   options.stdlibDir = stdlibDir;
   if (!parseDefines(options))
     return 1;
+  if (!precision.empty() && precision != "f32" && precision != "bf16" &&
+      precision != "f16")
+    return fail("--precision must be f32, bf16 or f16, got '" + precision +
+                "'");
+  options.precision = precision;
 
   modelc::SourceManager sm;
   modelc::DiagnosticEngine diag(sm, std::cerr);
