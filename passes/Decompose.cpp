@@ -61,7 +61,9 @@ Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
         loc, scalarType, -std::numeric_limits<double>::infinity());
     scores = builder.create<mdl::WhereOp>(loc, visible, scores, minusInf);
   }
-  Value probs = builder.create<mdl::SoftmaxOp>(loc, scores, rank - 1);
+  auto softmax = builder.create<mdl::SoftmaxOp>(loc, scores, rank - 1);
+  softmax->setAttr(kAttentionSoftmaxAttrName, builder.getUnitAttr());
+  Value probs = softmax;
   return builder.create<mdl::MatmulOp>(loc, probs, attention.getValue());
 }
 

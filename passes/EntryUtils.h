@@ -19,6 +19,12 @@ constexpr llvm::StringLiteral kEntryAttrName = "mdl.entry";
 constexpr llvm::StringLiteral kFunctionAttrName = "mdl.function";
 constexpr llvm::StringLiteral kAutodiffAttrName = "mdl.autodiff";
 
+/// Marks the softmax of a decomposed attention, for --mdl-insert-amp-casts:
+/// it belongs to scaled_dot_product_attention, one op that runs in its
+/// inputs' 16-bit type, not to torch.autocast's f32 softmax.
+constexpr llvm::StringLiteral kAttentionSoftmaxAttrName =
+    "mdl.attention_softmax";
+
 /// The hyperparameter keys of a train entry, in declaration order; each is
 /// the buffer `@"T:hyper:KEY"`, which the runtime fills from the settings
 /// (or `--set`) before each call. docs/pipeline.md says what each means.

@@ -41,6 +41,11 @@ enum class AmpClass {
 AmpClass classify(Operation *op) {
   if (isa<MatmulOp, Conv2dOp>(op))
     return AmpClass::Lower;
+  // Attention's softmax is part of one 16-bit op (SDPA): it runs in its
+  // scores' type (computed in f32, rounded once), so that the probabilities
+  // saved for backward are 16-bit.
+  if (isa<SoftmaxOp>(op) && op->hasAttr(modelc::kAttentionSoftmaxAttrName))
+    return AmpClass::Promote;
   if (isa<ExpOp, LogOp, PowOp, RsqrtOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
           CrossEntropyOp, MseLossOp, SumOp, MeanOp, AccuracyOp>(op))
     return AmpClass::F32;

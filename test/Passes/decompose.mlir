@@ -10,10 +10,10 @@
 // CHECK-NEXT: %[[S:.*]] = mdl.matmul %[[Q]], %[[KT]] : tensor<2x3x4x8xf32>, tensor<2x3x8x5xf32> -> tensor<2x3x4x5xf32>
 // CHECK-NEXT: %[[SCALE:.*]] = mdl.constant dense<2.500000e-01> : tensor<f32>
 // CHECK-NEXT: %[[SS:.*]] = mdl.mul %[[S]], %[[SCALE]] : tensor<2x3x4x5xf32>, tensor<f32> -> tensor<2x3x4x5xf32>
-// CHECK-NEXT: %[[P:.*]] = mdl.softmax %[[SS]] axis = 3 : tensor<2x3x4x5xf32>
+// CHECK-NEXT: %[[P:.*]] = mdl.softmax %[[SS]] axis = 3 {mdl.attention_softmax} : tensor<2x3x4x5xf32>
 // CHECK-NEXT: %[[O:.*]] = mdl.matmul %[[P]], %[[V]] : tensor<2x3x4x5xf32>, tensor<2x3x5x6xf32> -> tensor<2x3x4x6xf32>
 // CHECK-NEXT: return %[[O]]
-// CHECK-NOT: mdl.attention
+// CHECK-NOT: mdl.attention %
 func.func @plain(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x5x8xf32>, %v: tensor<2x3x5x6xf32>) -> tensor<2x3x4x6xf32> {
   %o = mdl.attention %q, %k, %v scale = 0.25 : tensor<2x3x4x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x6xf32> -> tensor<2x3x4x6xf32>
   return %o : tensor<2x3x4x6xf32>
@@ -34,7 +34,7 @@ func.func @plain(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x5x8xf32>, %v: tensor<2x
 // CHECK-NEXT: %[[MASK:.*]] = mdl.compare le, %[[COLS]], %[[ROWS]] : tensor<1x4xi32>, tensor<4x1xi32> -> tensor<4x4xi1>
 // CHECK-NEXT: %[[NEGINF:.*]] = mdl.constant dense<0xFF80> : tensor<bf16>
 // CHECK-NEXT: %[[MASKED:.*]] = mdl.where %[[MASK]], %[[SS]], %[[NEGINF]] : tensor<4x4xi1>, tensor<1x2x4x4xbf16>, tensor<bf16> -> tensor<1x2x4x4xbf16>
-// CHECK-NEXT: %[[P:.*]] = mdl.softmax %[[MASKED]] axis = 3
+// CHECK-NEXT: %[[P:.*]] = mdl.softmax %[[MASKED]] axis = 3 {mdl.attention_softmax}
 // CHECK-NEXT: %[[O:.*]] = mdl.matmul %[[P]], %[[V]]
 // CHECK-NEXT: return %[[O]]
 func.func @causal(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x4x8xbf16>, %v: tensor<1x2x4x8xbf16>) -> tensor<1x2x4x8xbf16> {

@@ -53,22 +53,22 @@
 // GPT-LABEL: func.func @char_gpt.fwd_bwd()
 // GPT-NEXT: %[[SEED:.*]] = mdl.load @"char_gpt:hyper:seed"
 // GPT-NEXT: %[[COUNTER:.*]] = mdl.load @"char_gpt:hyper:rng_counter"
-// GPT-NOT: mdl.attention
+// GPT-NOT: mdl.attention %
 // GPT: mdl.dropout_mask %[[SEED]], %[[COUNTER]] p = 2.000000e-01 id = 0
-// GPT-NOT: mdl.attention
+// GPT-NOT: mdl.attention %
 // GPT: mdl.where {{.*}} : tensor<128x128xi1>, tensor<32x4x128x128xf32>, tensor<f32>
-// GPT-NOT: mdl.attention
+// GPT-NOT: mdl.attention %
 // GPT: mdl.dropout_mask %[[SEED]], %[[COUNTER]] p = 2.000000e-01 id = 8
-// GPT-NOT: mdl.attention
+// GPT-NOT: mdl.attention %
 // GPT: mdl.store %{{.*}}, @"grad:transformer.wte.weight"
 // GPT-LABEL: func.func @char_gpt.eval()
 // GPT-NOT: mdl.dropout
-// GPT-NOT: mdl.attention
+// GPT-NOT: mdl.attention %
 // GPT-LABEL: func.func @char_gpt.update()
 // GPT: mdl.store %{{.*}}, @transformer.ln_f.bias : tensor<128xf32>
 // GPT: mdl.store %{{.*}}, @"char_gpt:out:lr"
 // GPT-LABEL: func.func @next_byte.infer()
 // GPT-NOT: mdl.dropout
-// GPT-NOT: mdl.attention
+// GPT-NOT: mdl.attention %
 // GPT: mdl.store %{{.*}}, @"next_byte:out:probs" : tensor<32x256xf32>
 // GPT-NEXT: mdl.store %{{.*}}, @"next_byte:out:next" : tensor<32xi64>

@@ -97,15 +97,20 @@ func.func @"t.fwd_bwd"() attributes {mdl.autodiff = {loss = @"t:out:loss", scale
 // GRAD: mdl.store %{{.*}}, @"grad:w" : tensor<8x4xf32>
 
 // eval is rewritten as fwd_bwd is (torch.autocast around the eval loop).
+// The softmax of a decomposed attention runs in its scores' type, as the
+// one 16-bit op scaled_dot_product_attention does.
 // CHECK-LABEL: func.func @t.eval
 // CHECK: mdl.cast %{{.*}} : tensor<2x4xf32> -> tensor<2x4xbf16>
-// CHECK: mdl.matmul %{{.*}} : tensor<2x4xbf16>, tensor<4x8xbf16> -> tensor<2x8xbf16>
-// CHECK: mdl.sum %{{.*}} : tensor<2x8xf32> -> tensor<f32>
+// CHECK: %[[Y:.*]] = mdl.matmul %{{.*}} : tensor<2x4xbf16>, tensor<4x8xbf16> -> tensor<2x8xbf16>
+// CHECK: %[[P:.*]] = mdl.softmax %[[Y]] axis = 1 {mdl.attention_softmax} : tensor<2x8xbf16>
+// CHECK: %[[PF:.*]] = mdl.cast %[[P]] : tensor<2x8xbf16> -> tensor<2x8xf32>
+// CHECK: mdl.sum %[[PF]] {{.*}} : tensor<2x8xf32> -> tensor<f32>
 func.func @"t.eval"() attributes {mdl.entry = "t", mdl.function = "eval"} {
   %x = mdl.load @"t:in:x" : tensor<2x4xf32>
   %w = mdl.param_ref @w : tensor<8x4xf32>
   %wt = mdl.transpose %w perm = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
-  %y = mdl.matmul %x, %wt : tensor<2x4xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
+  %y0 = mdl.matmul %x, %wt : tensor<2x4xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
+  %y = mdl.softmax %y0 axis = 1 {mdl.attention_softmax} : tensor<2x8xf32>
   %l = mdl.sum %y axes = [0, 1] : tensor<2x8xf32> -> tensor<f32>
   mdl.store %l, @"t:eval_out:loss" : tensor<f32>
   return
