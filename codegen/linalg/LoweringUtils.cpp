@@ -323,9 +323,10 @@ Value createLinearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
   return b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), linear);
 }
 
-/// `tensor` with its elements converted to float type `type`.
-static Value castTensor(OpBuilder &b, Location loc, Value tensor, Type type) {
+Value castTensor(OpBuilder &b, Location loc, Value tensor, Type type) {
   auto tensorType = cast<RankedTensorType>(tensor.getType());
+  if (tensorType.getElementType() == type)
+    return tensor;
   return createElementwiseOp(
       b, loc, tensorType.clone(type), tensor,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -493,6 +494,13 @@ Value computeInOpmath(OpBuilder &b, Location loc, Type type,
   if (result.getType() != computeType)
     return result;
   return b.create<arith::TruncFOp>(loc, type, result);
+}
+
+Value extendToComputeType(OpBuilder &b, Location loc, Value value) {
+  Type computeType = getComputeType(value.getType());
+  if (computeType == value.getType())
+    return value;
+  return b.create<arith::ExtFOp>(loc, computeType, value);
 }
 
 } // namespace modelc::lowering

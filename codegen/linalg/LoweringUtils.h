@@ -31,9 +31,10 @@ bool isZeroExtended(mlir::Type elementType);
 bool hasUnsignedElements(mlir::Value value);
 
 /// The 16-bit compute rule (PyTorch's opmath): f16 and bf16 compute in f32
-/// and round once. getComputeType gives the type, computeInOpmath (below)
-/// applies the rule to one scalar computation. The elementwise and reduction
-/// families apply it; the NN family (NNToLinalg*.cpp) does not yet.
+/// and round once. getComputeType gives the type (also that of the
+/// accumulators of sums), computeInOpmath (below) applies the rule to one
+/// scalar computation, extendToComputeType extends one element read and
+/// castTensor rounds an f32 accumulator once. Every pattern family applies it.
 mlir::Type getComputeType(mlir::Type elementType);
 
 //===----------------------------------------------------------------------===//
@@ -148,6 +149,12 @@ mlir::Value createReduction(
                                    mlir::ValueRange, mlir::Value)>
         combine);
 
+/// `tensor` with its float elements converted to float type `type` by one
+/// elementwise generic (castFloat per element), or `tensor` itself when
+/// they already are: how an f32 accumulator is rounded once to f16/bf16.
+mlir::Value castTensor(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value tensor, mlir::Type type);
+
 /// The linear (row-major) index of the current element of the enclosing
 /// linalg.generic over `shape`, as i64.
 mlir::Value createLinearIndex(mlir::OpBuilder &b, mlir::Location loc,
@@ -212,6 +219,11 @@ mlir::Value clampIndex(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value computeInOpmath(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Type type, mlir::ValueRange operands,
                             ScalarBodyFn compute);
+/// Float `value` in getComputeType of its type: f16/bf16 extended to f32
+/// (exactly), any other type returned as it is (no op). How a 16-bit
+/// element enters an f32 accumulation.
+mlir::Value extendToComputeType(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value value);
 
 } // namespace modelc::lowering
 

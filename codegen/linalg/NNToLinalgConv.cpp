@@ -115,8 +115,21 @@ Value createOutputColumns(OpBuilder &b, Location loc, Value grad,
   return reshapeTensor(b, loc, transposed, grouped(geo, geo.og(), geo.p()));
 }
 
+/// createGemm on operands extended to getComputeType: for f16/bf16, the
+/// f32 product left unrounded, for a consumer that adds to it in f32 (the
+/// bias, col2im) and rounds once. The plain createGemm for other types.
+Value createUnroundedGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                          bool transposeLhs, bool transposeRhs,
+                          ArrayRef<int64_t> shape) {
+  Type computeType = getComputeType(getElementTypeOrSelf(lhs.getType()));
+  return createGemm(b, loc, castTensor(b, loc, lhs, computeType),
+                    castTensor(b, loc, rhs, computeType), transposeLhs,
+                    transposeRhs, shape);
+}
+
 /// conv2d: Y[gi] = W[gi] `[og, k]` @ col[gi] `[k, p]`, then one generic
-/// that reorders `[o, n, oh, ow]` to NCHW and adds the bias.
+/// that reorders `[o, n, oh, ow]` to NCHW and adds the bias. f16/bf16: the
+/// f32 product plus the bias in f32, rounded once.
 struct Conv2dLowering : OpConversionPattern<mlir::mdl::Conv2dOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -131,9 +144,9 @@ struct Conv2dLowering : OpConversionPattern<mlir::mdl::Conv2dOp> {
     Value col = createIm2col(rewriter, loc, adaptor.getInput(), geo);
     Value weight = reshapeTensor(rewriter, loc, adaptor.getWeight(),
                                  grouped(geo, geo.og(), geo.k()));
-    Value product =
-        createGemm(rewriter, loc, weight, col, /*transposeLhs=*/false,
-                   /*transposeRhs=*/false, grouped(geo, geo.og(), geo.p()));
+    Value product = createUnroundedGemm(
+        rewriter, loc, weight, col, /*transposeLhs=*/false,
+        /*transposeRhs=*/false, grouped(geo, geo.og(), geo.p()));
     Value columns =
         reshapeTensor(rewriter, loc, product, {geo.o, geo.n, geo.oh, geo.ow});
 
@@ -149,13 +162,16 @@ struct Conv2dLowering : OpConversionPattern<mlir::mdl::Conv2dOp> {
     Value init = createEmptyTensor(rewriter, loc, resultType.getShape(),
                                    resultType.getElementType());
     bool hasBias = inputs.size() == 2;
+    Type elementType = resultType.getElementType();
     rewriter.replaceOpWithNewOp<linalg::GenericOp>(
         op, resultType, inputs, init, maps, iteratorTypes(4, 0),
-        [hasBias](OpBuilder &nb, Location nloc, ValueRange args) {
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
           Value value = args[0];
           if (hasBias)
-            value = nb.create<arith::AddFOp>(nloc, value, args[1]);
-          nb.create<linalg::YieldOp>(nloc, value);
+            value = nb.create<arith::AddFOp>(
+                nloc, value, extendToComputeType(nb, nloc, args[1]));
+          nb.create<linalg::YieldOp>(nloc,
+                                     castFloat(nb, nloc, value, elementType));
         });
     return success();
   }
@@ -194,7 +210,8 @@ struct Conv2dGradWeightLowering
 /// contributes when the division is exact and 0 <= y < oh (likewise x).
 /// Positions no window reads (the bottom/right rows a floor-mode conv
 /// skips) get zeros, as the op requires. Iterating over the unpadded input
-/// directly makes removing the padding unnecessary.
+/// directly makes removing the padding unnecessary. f16/bf16: dcol stays
+/// f32 and the taps add up in an f32 accumulator, rounded once.
 struct Conv2dGradInputLowering
     : OpConversionPattern<mlir::mdl::Conv2dGradInputOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -210,9 +227,9 @@ struct Conv2dGradInputLowering
     Value weight = reshapeTensor(rewriter, loc, adaptor.getWeight(),
                                  grouped(geo, geo.og(), geo.k()));
     Value grad = createOutputColumns(rewriter, loc, adaptor.getGrad(), geo);
-    Value dcol =
-        createGemm(rewriter, loc, weight, grad, /*transposeLhs=*/true,
-                   /*transposeRhs=*/false, grouped(geo, geo.k(), geo.p()));
+    Value dcol = createUnroundedGemm(
+        rewriter, loc, weight, grad, /*transposeLhs=*/true,
+        /*transposeRhs=*/false, grouped(geo, geo.k(), geo.p()));
     dcol =
         reshapeTensor(rewriter, loc, dcol,
                       {geo.g, geo.cg(), geo.kh, geo.kw, geo.n, geo.oh, geo.ow});
@@ -220,11 +237,12 @@ struct Conv2dGradInputLowering
     // Loop (n, gi, c, h, w | i, j); the kernel-window operand only gives
     // the reduction loops their extent.
     Type elementType = resultType.getElementType();
+    Type accumulatorType = getComputeType(elementType);
     MLIRContext *ctx = rewriter.getContext();
     Value window =
         createEmptyTensor(rewriter, loc, {geo.kh, geo.kw}, elementType);
     Value init = createZeroTensor(
-        rewriter, loc, {geo.n, geo.g, geo.cg(), geo.h, geo.w}, elementType);
+        rewriter, loc, {geo.n, geo.g, geo.cg(), geo.h, geo.w}, accumulatorType);
     SmallVector<AffineMap> maps = {projectionMap(ctx, 7, {5, 6}),
                                    projectionMap(ctx, 7, {0, 1, 2, 3, 4})};
     auto body = [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -252,7 +270,7 @@ struct Conv2dGradInputLowering
                      windows[1].index});
       Value contribution = nb.create<arith::SelectOp>(
           nloc, valid, read,
-          nb.create<arith::ConstantOp>(nloc, nb.getZeroAttr(elementType)));
+          nb.create<arith::ConstantOp>(nloc, nb.getZeroAttr(accumulatorType)));
       nb.create<linalg::YieldOp>(
           nloc,
           nb.create<arith::AddFOp>(nloc, args[1], contribution).getResult());
@@ -262,8 +280,9 @@ struct Conv2dGradInputLowering
             .create<linalg::GenericOp>(loc, init.getType(), window, init, maps,
                                        iteratorTypes(5, 2), body)
             .getResult(0);
+    Value rounded = castTensor(rewriter, loc, grouped, elementType);
     rewriter.replaceOp(
-        op, reshapeTensor(rewriter, loc, grouped, resultType.getShape()));
+        op, reshapeTensor(rewriter, loc, rounded, resultType.getShape()));
     return success();
   }
 };

@@ -59,6 +59,8 @@ struct EmbeddingLowering : OpConversionPattern<mlir::mdl::EmbeddingOp> {
 /// linalg.generic -> tensor.insert_slice at the same offset, which one-shot
 /// bufferization performs in place: O(V * D) to zero the table plus
 /// O(n * D) for the adds, sequential in n (repeated ids must accumulate).
+/// f16/bf16 rows add up in an f32 table, rounded once after the loop (one
+/// more elementwise pass over the table).
 struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -69,6 +71,7 @@ struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
+    Type accumulatorType = getComputeType(elementType);
     int64_t rows = resultType.getDimSize(0);
     int64_t width = resultType.getDimSize(1);
     int64_t count = op.getIds().getType().getNumElements();
@@ -78,8 +81,9 @@ struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
     Value grad =
         reshapeTensor(rewriter, loc, adaptor.getGrad(), {count, width});
     Value table =
-        createZeroTensor(rewriter, loc, resultType.getShape(), elementType);
+        createZeroTensor(rewriter, loc, resultType.getShape(), accumulatorType);
     auto rowType = RankedTensorType::get({width}, elementType);
+    auto accumulatorRowType = RankedTensorType::get({width}, accumulatorType);
     SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1),
                                        rewriter.getIndexAttr(width)};
     SmallVector<OpFoldResult> strides = {rewriter.getIndexAttr(1),
@@ -96,16 +100,17 @@ struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
           SmallVector<OpFoldResult> target = {row, b.getIndexAttr(0)};
           SmallVector<OpFoldResult> source = {position, b.getIndexAttr(0)};
           Value accumulator = b.create<tensor::ExtractSliceOp>(
-              l, rowType, carried[0], target, sizes, strides);
+              l, accumulatorRowType, carried[0], target, sizes, strides);
           Value update = b.create<tensor::ExtractSliceOp>(
               l, rowType, grad, source, sizes, strides);
           Value sum =
               b.create<linalg::GenericOp>(
-                   l, rowType, update, accumulator,
+                   l, accumulatorRowType, update, accumulator,
                    ArrayRef<AffineMap>{identity, identity}, iteratorTypes(1, 0),
                    [](OpBuilder &nb, Location nl, ValueRange args) {
+                     Value element = extendToComputeType(nb, nl, args[0]);
                      nb.create<linalg::YieldOp>(
-                         nl, nb.create<arith::AddFOp>(nl, args[1], args[0])
+                         nl, nb.create<arith::AddFOp>(nl, args[1], element)
                                  .getResult());
                    })
                   .getResult(0);
@@ -113,7 +118,8 @@ struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
               l, sum, carried[0], target, sizes, strides);
           b.create<scf::YieldOp>(l, updated);
         });
-    rewriter.replaceOp(op, loop.getResult(0));
+    rewriter.replaceOp(
+        op, castTensor(rewriter, loc, loop.getResult(0), elementType));
     return success();
   }
 };

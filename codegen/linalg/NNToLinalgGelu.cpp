@@ -1,5 +1,6 @@
 // Lowering of mdl.gelu and mdl.gelu_grad (erf and tanh forms) to
-// elementwise linalg.generic ops, with PyTorch's formulas and constants.
+// elementwise linalg.generic ops, with PyTorch's formulas and constants
+// (f16/bf16 computed in f32 and rounded once, as PyTorch's opmath).
 #include "codegen/linalg/LoweringUtils.h"
 #include "codegen/linalg/Patterns.h"
 
@@ -80,18 +81,20 @@ struct GeluLowering : OpConversionPattern<mlir::mdl::GeluOp> {
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = getSignlessTensorType(op.getType());
     bool tanhForm = op.getApproximate() == "tanh";
+    auto gelu = [&](OpBuilder &b, Location l, ValueRange args) {
+      FloatMath m{b, l, args[0].getType()};
+      Value x = args[0];
+      Value halfX = m.mul(x, 0.5);
+      Value squashed =
+          tanhForm ? m.tanh(m.tanhInner(x)) : m.erf(m.mul(x, kSqrtHalf));
+      return m.mul(halfX, m.add(m.constant(1), squashed));
+    };
     rewriter.replaceOp(
-        op,
-        createElementwise(rewriter, op.getLoc(), type, adaptor.getInput(),
-                          [&](OpBuilder &b, Location l, ValueRange args) {
-                            FloatMath m{b, l, type.getElementType()};
-                            Value x = args[0];
-                            Value halfX = m.mul(x, 0.5);
-                            Value squashed = tanhForm
-                                                 ? m.tanh(m.tanhInner(x))
-                                                 : m.erf(m.mul(x, kSqrtHalf));
-                            return m.mul(halfX, m.add(m.constant(1), squashed));
-                          }));
+        op, createElementwise(rewriter, op.getLoc(), type, adaptor.getInput(),
+                              [&](OpBuilder &b, Location l, ValueRange args) {
+                                return computeInOpmath(
+                                    b, l, type.getElementType(), args, gelu);
+                              }));
     return success();
   }
 };
@@ -109,33 +112,37 @@ struct GeluGradLowering : OpConversionPattern<mlir::mdl::GeluGradOp> {
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = getSignlessTensorType(op.getType());
     bool tanhForm = op.getApproximate() == "tanh";
+    auto geluGrad = [&](OpBuilder &b, Location l, ValueRange args) {
+      FloatMath m{b, l, args[0].getType()};
+      Value x = args[0];
+      Value one = m.constant(1);
+      Value square = m.mul(x, x);
+      Value derivative;
+      if (tanhForm) {
+        Value t = m.tanh(m.tanhInner(x));
+        Value left = m.mul(m.add(one, t), 0.5);
+        Value tanhDerivative = m.sub(one, m.mul(t, t));
+        Value innerDerivative =
+            m.mul(m.add(one, m.mul(square, 3 * kTanhKappa)), kTanhBeta);
+        Value right =
+            m.mul(m.mul(m.mul(x, 0.5), tanhDerivative), innerDerivative);
+        derivative = m.add(left, right);
+      } else {
+        Value erf = m.erf(m.mul(x, kSqrtHalf));
+        Value cdf = m.mul(m.add(one, erf), 0.5);
+        Value pdf = m.mul(m.exp(m.mul(square, -0.5)), kPdfScale);
+        derivative = m.add(cdf, m.mul(x, pdf));
+      }
+      return m.mul(args[1], derivative);
+    };
     rewriter.replaceOp(
-        op, createElementwise(
-                rewriter, op.getLoc(), type,
-                ValueRange{adaptor.getInput(), adaptor.getGrad()},
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  FloatMath m{b, l, type.getElementType()};
-                  Value x = args[0];
-                  Value one = m.constant(1);
-                  Value square = m.mul(x, x);
-                  Value derivative;
-                  if (tanhForm) {
-                    Value t = m.tanh(m.tanhInner(x));
-                    Value left = m.mul(m.add(one, t), 0.5);
-                    Value tanhDerivative = m.sub(one, m.mul(t, t));
-                    Value innerDerivative = m.mul(
-                        m.add(one, m.mul(square, 3 * kTanhKappa)), kTanhBeta);
-                    Value right = m.mul(m.mul(m.mul(x, 0.5), tanhDerivative),
-                                        innerDerivative);
-                    derivative = m.add(left, right);
-                  } else {
-                    Value erf = m.erf(m.mul(x, kSqrtHalf));
-                    Value cdf = m.mul(m.add(one, erf), 0.5);
-                    Value pdf = m.mul(m.exp(m.mul(square, -0.5)), kPdfScale);
-                    derivative = m.add(cdf, m.mul(x, pdf));
-                  }
-                  return m.mul(args[1], derivative);
-                }));
+        op, createElementwise(rewriter, op.getLoc(), type,
+                              ValueRange{adaptor.getInput(), adaptor.getGrad()},
+                              [&](OpBuilder &b, Location l, ValueRange args) {
+                                return computeInOpmath(b, l,
+                                                       type.getElementType(),
+                                                       args, geluGrad);
+                              }));
     return success();
   }
 };

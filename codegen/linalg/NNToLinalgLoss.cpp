@@ -33,12 +33,14 @@ struct ClassAxisLayout {
   }
 };
 
-/// Per row, the maximum logit m and sum_c exp(x_c - m): the stable form of
-/// log-sum-exp, log(sum) + m.
+/// Per row, the maximum logit m (in the logits' type: exact) and
+/// sum_c exp(x_c - m) (in getComputeType: f16/bf16 logits are extended and
+/// summed in f32): the stable form of log-sum-exp, log(sum) + m.
 std::pair<Value, Value> createRowLogSumExp(OpBuilder &b, Location loc,
                                            Value logits,
                                            const ClassAxisLayout &layout) {
   Type elementType = getElementTypeOrSelf(logits.getType());
+  Type computeType = getComputeType(elementType);
   auto rowType = RankedTensorType::get(layout.rowShape, elementType);
   Value lowest = createLowestValue(b, loc, elementType);
   Value max =
@@ -55,12 +57,15 @@ std::pair<Value, Value> createRowLogSumExp(OpBuilder &b, Location loc,
           .getResult(0);
   Value sum =
       b.create<linalg::GenericOp>(
-           loc, rowType, ValueRange{logits, max},
-           createZeroTensor(b, loc, layout.rowShape, elementType),
+           loc, RankedTensorType::get(layout.rowShape, computeType),
+           ValueRange{logits, max},
+           createZeroTensor(b, loc, layout.rowShape, computeType),
            ArrayRef<AffineMap>{layout.identity, layout.row, layout.row},
            iteratorTypes(layout.rank - 1, 1),
            [](OpBuilder &nb, Location l, ValueRange args) {
-             Value shifted = nb.create<arith::SubFOp>(l, args[0], args[1]);
+             Value shifted = nb.create<arith::SubFOp>(
+                 l, extendToComputeType(nb, l, args[0]),
+                 extendToComputeType(nb, l, args[1]));
              Value exp = nb.create<math::ExpOp>(l, shifted);
              nb.create<linalg::YieldOp>(
                  l, nb.create<arith::AddFOp>(l, args[2], exp).getResult());
@@ -91,9 +96,10 @@ SmallVector<Value> rowIndices(OpBuilder &b, Location loc, unsigned rowRank,
 
 /// cross_entropy = sum over counted rows of (log(sum) + m - x[label]) /
 /// the number of counted rows (NaN when none, as PyTorch). Per-row terms
-/// are computed in the logits' type; the sum and the count accumulate in
-/// f64 (a sequential f32 sum over B*T rows would lose digits that PyTorch's
-/// cascade summation keeps) and the mean is rounded to the f32 result.
+/// are computed in getComputeType of the logits' type (f32 for f16/bf16);
+/// the sum and the count accumulate in f64 (a sequential f32 sum over B*T
+/// rows would lose digits that PyTorch's cascade summation keeps) and the
+/// mean is rounded to the f32 result.
 /// PyTorch raises on a label outside [0, C) that is not ignore_index; here
 /// it is clamped into range.
 struct CrossEntropyLowering : OpConversionPattern<mlir::mdl::CrossEntropyOp> {
@@ -129,10 +135,13 @@ struct CrossEntropyLowering : OpConversionPattern<mlir::mdl::CrossEntropyOp> {
           Value counted = isCounted(b, l, label, isUnsigned, ignoreIndex);
           Value column = clampIndex(b, l, castToIndex(b, l, label, isUnsigned),
                                     layout.classes);
-          Value picked = b.create<tensor::ExtractOp>(
-              l, logits, rowIndices(b, l, rowRank, column));
-          Value logSumExp = b.create<arith::AddFOp>(
-              l, b.create<math::LogOp>(l, args[2]), args[1]);
+          Value picked = extendToComputeType(
+              b, l,
+              b.create<tensor::ExtractOp>(l, logits,
+                                          rowIndices(b, l, rowRank, column)));
+          Value logSumExp =
+              b.create<arith::AddFOp>(l, b.create<math::LogOp>(l, args[2]),
+                                      extendToComputeType(b, l, args[1]));
           Value loss = castFloat(
               b, l, b.create<arith::SubFOp>(l, logSumExp, picked), f64);
           Value zero = createScalarConstant(b, l, f64, 0);
@@ -159,6 +168,7 @@ struct CrossEntropyLowering : OpConversionPattern<mlir::mdl::CrossEntropyOp> {
 /// cross_entropy_grad[r, c] = (softmax(x[r])[c] - (c == label[r])) *
 /// grad / count for counted rows, 0 for ignored ones, with `count` the
 /// number of counted rows and the label clamped as in the forward.
+/// f16/bf16 compute in f32 (scale included) and round once.
 struct CrossEntropyGradLowering
     : OpConversionPattern<mlir::mdl::CrossEntropyGradOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -170,6 +180,7 @@ struct CrossEntropyGradLowering
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
+    Type computeType = getComputeType(elementType);
     Value logits = adaptor.getLogits();
     ClassAxisLayout layout(rewriter, resultType);
     unsigned rowRank = layout.rank - 1;
@@ -201,12 +212,12 @@ struct CrossEntropyGradLowering
                 })
             .getResult(0);
     Value scale = createScalarGeneric(
-        rewriter, loc, RankedTensorType::get({}, elementType),
+        rewriter, loc, RankedTensorType::get({}, computeType),
         ValueRange{adaptor.getGrad(), count},
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value quotient = b.create<arith::DivFOp>(
               l, castFloat(b, l, args[0], f64), args[1]);
-          return castFloat(b, l, quotient, elementType);
+          return castFloat(b, l, quotient, computeType);
         });
 
     Value init =
@@ -218,26 +229,32 @@ struct CrossEntropyGradLowering
                             layout.scalar, layout.identity},
         iteratorTypes(layout.rank, 0),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value label = args[3];
-          Value probability = b.create<arith::DivFOp>(
-              l,
-              b.create<math::ExpOp>(
-                  l, b.create<arith::SubFOp>(l, args[0], args[1])),
-              args[2]);
-          Value column = clampIndex(b, l, castToIndex(b, l, label, isUnsigned),
-                                    layout.classes);
-          Value isLabel =
-              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, column,
-                                      loopIndex(b, l, layout.rank - 1));
-          Value zero = createScalarConstant(b, l, elementType, 0);
-          Value oneHot = b.create<arith::SelectOp>(
-              l, isLabel, createScalarConstant(b, l, elementType, 1), zero);
-          Value gradient = b.create<arith::MulFOp>(
-              l, b.create<arith::SubFOp>(l, probability, oneHot), args[4]);
-          Value counted = isCounted(b, l, label, isUnsigned, ignoreIndex);
+          // Logits and row maxima extended; sum and scale are f32 already.
+          auto gradient = [&](OpBuilder &wb, Location wl, ValueRange wide) {
+            Value label = wide[3];
+            Value probability = wb.create<arith::DivFOp>(
+                wl,
+                wb.create<math::ExpOp>(
+                    wl, wb.create<arith::SubFOp>(wl, wide[0], wide[1])),
+                wide[2]);
+            Value column = clampIndex(
+                wb, wl, castToIndex(wb, wl, label, isUnsigned), layout.classes);
+            Value isLabel =
+                wb.create<arith::CmpIOp>(wl, arith::CmpIPredicate::eq, column,
+                                         loopIndex(wb, wl, layout.rank - 1));
+            Value zero = createScalarConstant(wb, wl, computeType, 0);
+            Value oneHot = wb.create<arith::SelectOp>(
+                wl, isLabel, createScalarConstant(wb, wl, computeType, 1),
+                zero);
+            Value scaled = wb.create<arith::MulFOp>(
+                wl, wb.create<arith::SubFOp>(wl, probability, oneHot), wide[4]);
+            Value counted = isCounted(wb, wl, label, isUnsigned, ignoreIndex);
+            return wb.create<arith::SelectOp>(wl, counted, scaled, zero)
+                .getResult();
+          };
           b.create<linalg::YieldOp>(
-              l, b.create<arith::SelectOp>(l, counted, gradient, zero)
-                     .getResult());
+              l,
+              computeInOpmath(b, l, elementType, args.drop_back(), gradient));
         });
     return success();
   }

@@ -15,9 +15,10 @@ using namespace modelc::lowering;
 namespace {
 
 /// mse_loss = sum((input - target)^2) / numel, PyTorch's mean reduction.
-/// Squares are computed in the element type and summed in f64 (PyTorch's
-/// cascade summation keeps about that much of a long f32 sum); the mean is
-/// rounded to the element type.
+/// Squares are computed in getComputeType of the element type (f32 for
+/// f16/bf16) and summed in f64 (PyTorch's cascade summation keeps about
+/// that much of a long f32 sum); the mean is rounded once to the element
+/// type.
 struct MseLossLowering : OpConversionPattern<mlir::mdl::MseLossOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -40,8 +41,9 @@ struct MseLossLowering : OpConversionPattern<mlir::mdl::MseLossOp> {
                         ArrayRef<AffineMap>{identity, identity, total},
                         iteratorTypes(0, rank),
                         [&](OpBuilder &b, Location l, ValueRange args) {
-                          Value difference =
-                              b.create<arith::SubFOp>(l, args[0], args[1]);
+                          Value difference = b.create<arith::SubFOp>(
+                              l, extendToComputeType(b, l, args[0]),
+                              extendToComputeType(b, l, args[1]));
                           Value square = b.create<arith::MulFOp>(l, difference,
                                                                  difference);
                           b.create<linalg::YieldOp>(

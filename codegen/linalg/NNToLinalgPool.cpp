@@ -16,8 +16,9 @@ namespace {
 
 /// The reduction over each window: loops (n, c, y, x | i, j) read
 /// `xpad[n, c, y * s0 + i, x * s1 + j]` and combine into `init[n, c, y, x]`
-/// with `combine(accumulator, element)`. The `[kh, kw]` window operand only
-/// gives the reduction loops their extent (as in linalg.pooling_*).
+/// with `combine(accumulator, element)` (`init` may be of a wider type than
+/// the input). The `[kh, kw]` window operand only gives the reduction loops
+/// their extent (as in linalg.pooling_*).
 Value reduceWindows(
     OpBuilder &b, Location loc, Value padded, Value init,
     ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
@@ -28,7 +29,7 @@ Value reduceWindows(
   SmallVector<AffineMap> maps = {
       AffineMap::get(6, 0, {n, c, y * stride[0] + i, x * stride[1] + j}, ctx),
       projectionMap(ctx, 6, {4, 5}), projectionMap(ctx, 6, {0, 1, 2, 3})};
-  Type elementType = getElementTypeOrSelf(init.getType());
+  Type elementType = getElementTypeOrSelf(padded.getType());
   Value window = createEmptyTensor(b, loc, kernel, elementType);
   return b
       .create<linalg::GenericOp>(
@@ -78,6 +79,7 @@ struct MaxPool2dLowering : OpConversionPattern<mlir::mdl::MaxPool2dOp> {
 
 /// avg_pool2d with count_include_pad: the window sum over a zero-padded
 /// input, then divided by kh * kw (sum first, then divide, as PyTorch).
+/// f16/bf16 sum and divide in f32 and round the average once.
 struct AvgPool2dLowering : OpConversionPattern<mlir::mdl::AvgPool2dOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -87,19 +89,28 @@ struct AvgPool2dLowering : OpConversionPattern<mlir::mdl::AvgPool2dOp> {
     Location loc = op.getLoc();
     RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
+    Type accumulatorType = getComputeType(elementType);
     Value zero = rewriter.create<arith::ConstantOp>(
         loc, rewriter.getZeroAttr(elementType));
     Value padded =
         padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(), zero);
-    Value init = createFilledTensor(rewriter, loc, resultType.getShape(), zero);
+    Value accumulatorZero =
+        accumulatorType == elementType
+            ? zero
+            : rewriter.create<arith::ConstantOp>(
+                  loc, rewriter.getZeroAttr(accumulatorType));
+    Value init = createFilledTensor(rewriter, loc, resultType.getShape(),
+                                    accumulatorZero);
     Value sums = reduceWindows(
         rewriter, loc, padded, init, op.getKernel(), op.getStride(),
         [](OpBuilder &nb, Location nloc, Value acc, Value element) -> Value {
-          return nb.create<arith::AddFOp>(nloc, acc, element);
+          return nb.create<arith::AddFOp>(
+              nloc, acc, extendToComputeType(nb, nloc, element));
         });
     ArrayRef<int64_t> kernel = op.getKernel();
-    Value divisor = createScalarConstant(
-        rewriter, loc, elementType, static_cast<double>(kernel[0] * kernel[1]));
+    Value divisor =
+        createScalarConstant(rewriter, loc, accumulatorType,
+                             static_cast<double>(kernel[0] * kernel[1]));
     Value empty =
         createEmptyTensor(rewriter, loc, resultType.getShape(), elementType);
     AffineMap identity = rewriter.getMultiDimIdentityMap(4);
@@ -107,9 +118,9 @@ struct AvgPool2dLowering : OpConversionPattern<mlir::mdl::AvgPool2dOp> {
         op, resultType, sums, empty, ArrayRef<AffineMap>{identity, identity},
         iteratorTypes(4, 0),
         [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          nb.create<linalg::YieldOp>(
-              nloc,
-              nb.create<arith::DivFOp>(nloc, args[0], divisor).getResult());
+          Value average = nb.create<arith::DivFOp>(nloc, args[0], divisor);
+          nb.create<linalg::YieldOp>(nloc,
+                                     castFloat(nb, nloc, average, elementType));
         });
     return success();
   }

@@ -25,7 +25,9 @@ struct PoolGeometry {
 /// (n, c, h, w | i, j) over the result `[n, c, h, w]` and the kernel taps.
 /// Window (y, x) reads input (h, w) through tap (i, j) when
 /// `y * s0 + i == h + p0` (likewise x); `contribution(b, loc, y, x, taken)`
-/// gives that window's share and `taken` is whether such a window exists.
+/// gives that window's share, in getComputeType of the result's elements,
+/// and `taken` is whether such a window exists. f16/bf16 shares add up in an
+/// f32 accumulator, rounded once to the result.
 Value gatherFromWindows(
     OpBuilder &b, Location loc, RankedTensorType resultType,
     const PoolGeometry &geo,
@@ -33,32 +35,31 @@ Value gatherFromWindows(
         contribution) {
   MLIRContext *ctx = b.getContext();
   Type elementType = resultType.getElementType();
+  Type accumulatorType = getComputeType(elementType);
   Value window = createEmptyTensor(b, loc, geo.kernel, elementType);
-  Value init = createZeroTensor(b, loc, resultType.getShape(), elementType);
+  Value init = createZeroTensor(b, loc, resultType.getShape(), accumulatorType);
   SmallVector<AffineMap> maps = {projectionMap(ctx, 6, {4, 5}),
                                  projectionMap(ctx, 6, {0, 1, 2, 3})};
-  return b
-      .create<linalg::GenericOp>(
-          loc, resultType, window, init, maps, iteratorTypes(4, 2),
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            SmallVector<WindowIndex, 2> windows;
-            for (int axis = 0; axis < 2; ++axis) {
-              Value padded = nb.createOrFold<arith::AddIOp>(
-                  nloc, loopIndex(nb, nloc, 2 + axis),
-                  createIndexConstant(nb, nloc, geo.padding[axis]));
-              windows.push_back(findReadingWindow(
-                  nb, nloc, padded, loopIndex(nb, nloc, 4 + axis),
-                  geo.stride[axis], axis == 0 ? geo.oh : geo.ow));
-            }
-            Value taken = nb.create<arith::AndIOp>(nloc, windows[0].valid,
-                                                   windows[1].valid);
-            Value share = contribution(nb, nloc, windows[0].index,
-                                       windows[1].index, taken);
-            nb.create<linalg::YieldOp>(
-                nloc,
-                nb.create<arith::AddFOp>(nloc, args[1], share).getResult());
-          })
-      .getResult(0);
+  auto sums = b.create<linalg::GenericOp>(
+      loc, init.getType(), window, init, maps, iteratorTypes(4, 2),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        SmallVector<WindowIndex, 2> windows;
+        for (int axis = 0; axis < 2; ++axis) {
+          Value padded = nb.createOrFold<arith::AddIOp>(
+              nloc, loopIndex(nb, nloc, 2 + axis),
+              createIndexConstant(nb, nloc, geo.padding[axis]));
+          windows.push_back(
+              findReadingWindow(nb, nloc, padded, loopIndex(nb, nloc, 4 + axis),
+                                geo.stride[axis], axis == 0 ? geo.oh : geo.ow));
+        }
+        Value taken =
+            nb.create<arith::AndIOp>(nloc, windows[0].valid, windows[1].valid);
+        Value share =
+            contribution(nb, nloc, windows[0].index, windows[1].index, taken);
+        nb.create<linalg::YieldOp>(
+            nloc, nb.create<arith::AddFOp>(nloc, args[1], share).getResult());
+      });
+  return castTensor(b, loc, sums.getResult(0), elementType);
 }
 
 /// The tap `i * kw + j` of the current loop (dims 4 and 5) as i64.
@@ -163,6 +164,12 @@ struct MaxPool2dGradLowering : OpConversionPattern<mlir::mdl::MaxPool2dGradOp> {
 
     // Pass 2: the gather.
     Value grad = adaptor.getGrad();
+    Type accumulatorType = getComputeType(elementType);
+    Value accumulatorZero =
+        accumulatorType == elementType
+            ? zero
+            : rewriter.create<arith::ConstantOp>(
+                  loc, rewriter.getZeroAttr(accumulatorType));
     auto routed = [&](OpBuilder &nb, Location nloc, Value wy, Value wx,
                       Value taken) -> Value {
       SmallVector<Value> index = {loopIndex(nb, nloc, 0),
@@ -172,8 +179,9 @@ struct MaxPool2dGradLowering : OpConversionPattern<mlir::mdl::MaxPool2dGradOp> {
           nb.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, stored,
                                    currentTap(nb, nloc, geo.kernel[1]));
       Value hit = nb.create<arith::AndIOp>(nloc, taken, isMax);
-      Value adjoint = nb.create<tensor::ExtractOp>(nloc, grad, index);
-      return nb.create<arith::SelectOp>(nloc, hit, adjoint, zero);
+      Value adjoint = extendToComputeType(
+          nb, nloc, nb.create<tensor::ExtractOp>(nloc, grad, index));
+      return nb.create<arith::SelectOp>(nloc, hit, adjoint, accumulatorZero);
     };
     rewriter.replaceOp(
         op, gatherFromWindows(rewriter, loc, resultType, geo, routed));
@@ -184,7 +192,8 @@ struct MaxPool2dGradLowering : OpConversionPattern<mlir::mdl::MaxPool2dGradOp> {
 /// avg_pool2d_grad: dX[n, c, h, w] = sum over the windows (y, x) reading
 /// (h, w) of dY[n, c, y, x] / (kh * kw) (each term divided, as PyTorch's
 /// backward kernel; floor mode never clips a window, so the divisor is
-/// always the full kernel with count_include_pad).
+/// always the full kernel with count_include_pad). f16/bf16 terms are
+/// divided and summed in f32.
 struct AvgPool2dGradLowering : OpConversionPattern<mlir::mdl::AvgPool2dGradOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -198,18 +207,19 @@ struct AvgPool2dGradLowering : OpConversionPattern<mlir::mdl::AvgPool2dGradOp> {
     PoolGeometry geo{shape[2],       shape[3],       gradShape[2],
                      gradShape[3],   op.getKernel(), op.getStride(),
                      op.getPadding()};
-    Type elementType = resultType.getElementType();
+    Type accumulatorType = getComputeType(resultType.getElementType());
     Value grad = adaptor.getGrad();
     Value zero = rewriter.create<arith::ConstantOp>(
-        loc, rewriter.getZeroAttr(elementType));
+        loc, rewriter.getZeroAttr(accumulatorType));
     Value divisor = createScalarConstant(
-        rewriter, loc, elementType,
+        rewriter, loc, accumulatorType,
         static_cast<double>(geo.kernel[0] * geo.kernel[1]));
     auto share = [&](OpBuilder &nb, Location nloc, Value wy, Value wx,
                      Value taken) -> Value {
-      Value adjoint = nb.create<tensor::ExtractOp>(
-          nloc, grad,
-          ValueRange{loopIndex(nb, nloc, 0), loopIndex(nb, nloc, 1), wy, wx});
+      SmallVector<Value> index = {loopIndex(nb, nloc, 0),
+                                  loopIndex(nb, nloc, 1), wy, wx};
+      Value adjoint = extendToComputeType(
+          nb, nloc, nb.create<tensor::ExtractOp>(nloc, grad, index));
       Value part = nb.create<arith::DivFOp>(nloc, adjoint, divisor);
       return nb.create<arith::SelectOp>(nloc, taken, part, zero);
     };

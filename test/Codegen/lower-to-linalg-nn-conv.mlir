@@ -112,3 +112,49 @@ func.func @grouped_grads(%x: tensor<2x4x9x9xf32>, %w: tensor<6x2x3x3xf32>, %g: t
   %dw = mdl.conv2d_grad_weight %x, %g stride = [2, 3] padding = [1, 0] dilation = [1, 2] groups = 2 : tensor<2x4x9x9xf32>, tensor<2x6x5x2xf32> -> tensor<6x2x3x3xf32>
   return %dx, %dw : tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>
 }
+
+// -----
+
+// bf16 conv2d with bias: im2col copies bf16, the f32 GEMM's product stays
+// f32 (no truncf after the matmul), and the bias is extended and added in
+// f32 before the one truncf.
+// CHECK-LABEL: func.func @conv_bias_bf16
+// CHECK-SAME: (%{{.*}}: tensor<2x1x8x8xbf16>, %{{.*}}: tensor<3x1x3x3xbf16>, %[[B:.*]]: tensor<3xbf16>)
+// CHECK: %[[PRODUCT:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x9xf32>, tensor<9x128xf32>) outs(%{{.*}} : tensor<3x128xf32>)
+// CHECK-NOT: arith.truncf
+// CHECK: %[[COLUMNS:.*]] = tensor.expand_shape %[[PRODUCT]] {{.*}} : tensor<3x128xf32> into tensor<3x2x8x8xf32>
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[COLUMNS]], %[[B]] : tensor<3x2x8x8xf32>, tensor<3xbf16>) outs(%{{.*}} : tensor<2x3x8x8xbf16>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[BIAS:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[BIAS]] : bf16 to f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[IN]], %[[WIDE]] : f32
+// CHECK-NEXT: %[[OUT:.*]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[OUT]] : bf16
+// CHECK: return %[[Y]]
+func.func @conv_bias_bf16(%x: tensor<2x1x8x8xbf16>, %w: tensor<3x1x3x3xbf16>, %b: tensor<3xbf16>) -> tensor<2x3x8x8xbf16> {
+  %y = mdl.conv2d %x, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<2x1x8x8xbf16>, tensor<3x1x3x3xbf16>, tensor<3xbf16> -> tensor<2x3x8x8xbf16>
+  return %y : tensor<2x3x8x8xbf16>
+}
+
+// -----
+
+// bf16 conv2d_grad_input: dcol stays f32 (the GEMM's product unrounded),
+// col2im sums the taps in an f32 accumulator, and one elementwise pass
+// rounds dX to bf16 before the collapse.
+// CHECK-LABEL: func.func @conv_grad_input_bf16
+// CHECK: %[[DCOL:.*]] = linalg.matmul_transpose_a ins(%{{.*}}, %{{.*}} : tensor<3x9xf32>, tensor<3x128xf32>) outs(%{{.*}} : tensor<9x128xf32>)
+// CHECK-NOT: arith.truncf
+// CHECK: %[[DCOL7:.*]] = tensor.expand_shape %[[DCOL]] {{.*}} : tensor<9x128xf32> into tensor<1x1x3x3x2x8x8xf32>
+// CHECK: %[[WINDOW:.*]] = tensor.empty() : tensor<3x3xbf16>
+// CHECK: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[WINDOW]] : tensor<3x3xbf16>) outs(%{{.*}} : tensor<2x1x1x8x8xf32>)
+// CHECK-NEXT: ^bb0(%{{.*}}: bf16, %[[ACC:.*]]: f32):
+// CHECK: %[[V:.*]] = tensor.extract %[[DCOL7]]
+// CHECK: %[[TAP:.*]] = arith.select %{{.*}}, %[[V]], %{{.*}} : f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[TAP]] : f32
+// CHECK: %[[ROUNDED:.*]] = linalg.generic {{.*}} ins(%[[DX]] : tensor<2x1x1x8x8xf32>) outs(%{{.*}} : tensor<2x1x1x8x8xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[OUT:.*]] = tensor.collapse_shape %[[ROUNDED]] {{.*}} : tensor<2x1x1x8x8xbf16> into tensor<2x1x8x8xbf16>
+// CHECK: return %[[OUT]]
+func.func @conv_grad_input_bf16(%g: tensor<2x3x8x8xbf16>, %w: tensor<3x1x3x3xbf16>) -> tensor<2x1x8x8xbf16> {
+  %dx = mdl.conv2d_grad_input %g, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<2x3x8x8xbf16>, tensor<3x1x3x3xbf16> -> tensor<2x1x8x8xbf16>
+  return %dx : tensor<2x1x8x8xbf16>
+}

@@ -66,3 +66,40 @@ func.func @gelu_grad_tanh(%x: tensor<8x3072xf32>, %g: tensor<8x3072xf32>) -> ten
   %d = mdl.gelu_grad %x, %g {approximate = "tanh"} : tensor<8x3072xf32>
   return %d : tensor<8x3072xf32>
 }
+
+// -----
+
+// bf16 computes in f32 (PyTorch's opmath): the element extended, the
+// formula and its constants in f32, one truncf on the result.
+// CHECK-LABEL: func.func @gelu_bf16
+// CHECK: ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT: %[[X:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NOT: bf16
+// CHECK: math.erf %{{.*}} : f32
+// CHECK-NOT: bf16
+// CHECK: %[[R:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[Y:.*]] = arith.truncf %[[R]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[Y]] : bf16
+func.func @gelu_bf16(%x: tensor<4x16xbf16>) -> tensor<4x16xbf16> {
+  %y = mdl.gelu %x : tensor<4x16xbf16>
+  return %y : tensor<4x16xbf16>
+}
+
+// -----
+
+// gelu_grad on f16: input and adjoint extended, the derivative and the
+// product in f32, one truncf.
+// CHECK-LABEL: func.func @gelu_grad_f16
+// CHECK: ^bb0(%[[IN:.*]]: f16, %[[DY:.*]]: f16, %{{.*}}: f16):
+// CHECK-NEXT: %[[X:.*]] = arith.extf %[[IN]] : f16 to f32
+// CHECK-NEXT: %[[G:.*]] = arith.extf %[[DY]] : f16 to f32
+// CHECK-NOT: f16
+// CHECK: math.tanh %{{.*}} : f32
+// CHECK-NOT: f16
+// CHECK: %[[R:.*]] = arith.mulf %[[G]], %{{.*}} : f32
+// CHECK-NEXT: %[[Y:.*]] = arith.truncf %[[R]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[Y]] : f16
+func.func @gelu_grad_f16(%x: tensor<4x16xf16>, %g: tensor<4x16xf16>) -> tensor<4x16xf16> {
+  %d = mdl.gelu_grad %x, %g {approximate = "tanh"} : tensor<4x16xf16>
+  return %d : tensor<4x16xf16>
+}

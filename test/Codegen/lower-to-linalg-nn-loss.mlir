@@ -92,6 +92,84 @@ func.func @mse_loss(%y: tensor<128x1xf32>, %t: tensor<128x1xf32>) -> tensor<f32>
 
 // -----
 
+// bf16 logits: the row max stays bf16 (exact), the sum of exponentials
+// accumulates in f32 from extended logits and max, and each row's
+// log(s) + m - x[label] is f32 before the f64 sum.
+// CHECK-LABEL: func.func @cross_entropy_bf16
+// CHECK-SAME: (%[[X:.*]]: tensor<16x10xbf16>, %[[LABELS:.*]]: tensor<16xi32>)
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<16x10xbf16>) outs(%{{.*}} : tensor<16xbf16>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[MAX]] : tensor<16x10xbf16>, tensor<16xbf16>) outs(%{{.*}} : tensor<16xf32>)
+// CHECK-NEXT: ^bb0(%[[XI:.*]]: bf16, %[[MI:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK-DAG: %[[MW:.*]] = arith.extf %[[MI]] : bf16 to f32
+// CHECK-DAG: %[[XW:.*]] = arith.extf %[[XI]] : bf16 to f32
+// CHECK: %[[SHIFTED:.*]] = arith.subf %[[XW]], %[[MW]] : f32
+// CHECK-NEXT: %[[EXP:.*]] = math.exp %[[SHIFTED]] : f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[EXP]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[LABELS]], %[[MAX]], %[[SUM]] : tensor<16xi32>, tensor<16xbf16>, tensor<16xf32>) outs(%{{.*}}, %{{.*}} : tensor<f64>, tensor<f64>)
+// CHECK: %[[PICKED:.*]] = tensor.extract %[[X]][
+// CHECK-NEXT: %[[PW:.*]] = arith.extf %[[PICKED]] : bf16 to f32
+// CHECK-NEXT: %[[ROW_MAX:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK-NEXT: %[[LOG:.*]] = math.log %{{.*}} : f32
+// CHECK-NEXT: %[[LSE:.*]] = arith.addf %[[LOG]], %[[ROW_MAX]] : f32
+// CHECK-NEXT: %[[LOSS:.*]] = arith.subf %[[LSE]], %[[PW]] : f32
+// CHECK-NEXT: arith.extf %[[LOSS]] : f32 to f64
+func.func @cross_entropy_bf16(%logits: tensor<16x10xbf16>, %labels: tensor<16xi32>) -> tensor<f32> {
+  %l = mdl.cross_entropy %logits, %labels ignore_index = -100 : tensor<16x10xbf16>, tensor<16xi32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// cross_entropy_grad on bf16: the scale stays f32, the row sums are f32,
+// and the elementwise pass extends logits and max, computes
+// (exp(x - m) / s - onehot) * scale in f32 and rounds once.
+// CHECK-LABEL: func.func @cross_entropy_grad_bf16
+// CHECK-SAME: (%[[X:.*]]: tensor<16x10xbf16>, %[[LABELS:.*]]: tensor<16xi32>, %[[G:.*]]: tensor<f32>)
+// CHECK: %[[SCALE:.*]] = linalg.generic {{.*}} iterator_types = []} ins(%[[G]], %{{.*}} : tensor<f32>, tensor<f64>) outs(%{{.*}} : tensor<f32>)
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[MAX:.*]], %[[SUM:.*]], %[[LABELS]], %[[SCALE]] : tensor<16x10xbf16>, tensor<16xbf16>, tensor<16xf32>, tensor<16xi32>, tensor<f32>) outs(%{{.*}} : tensor<16x10xbf16>)
+// CHECK-NEXT: ^bb0(%[[XI:.*]]: bf16, %[[MI:.*]]: bf16, %[[SI:.*]]: f32, %{{.*}}: i32, %[[SC:.*]]: f32, %{{.*}}: bf16):
+// CHECK-NEXT: %[[XW:.*]] = arith.extf %[[XI]] : bf16 to f32
+// CHECK-NEXT: %[[MW:.*]] = arith.extf %[[MI]] : bf16 to f32
+// CHECK-NOT: bf16
+// CHECK: arith.divf %{{.*}}, %[[SI]] : f32
+// CHECK-NOT: bf16
+// CHECK: arith.mulf %{{.*}}, %[[SC]] : f32
+// CHECK-NOT: bf16
+// CHECK: %[[R:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[OUT:.*]] = arith.truncf %[[R]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[OUT]] : bf16
+// CHECK: return %[[D]]
+func.func @cross_entropy_grad_bf16(%logits: tensor<16x10xbf16>, %labels: tensor<16xi32>, %g: tensor<f32>) -> tensor<16x10xbf16> {
+  %d = mdl.cross_entropy_grad %logits, %labels, %g ignore_index = -100 : tensor<16x10xbf16>, tensor<16xi32>, tensor<f32> -> tensor<16x10xbf16>
+  return %d : tensor<16x10xbf16>
+}
+
+// -----
+
+// mse_loss on bf16: the difference and square in f32 from extended
+// elements, summed in f64, the mean rounded to bf16 (through f32, as
+// PyTorch converts doubles to 16-bit types).
+// CHECK-LABEL: func.func @mse_loss_bf16
+// CHECK-SAME: (%[[Y:.*]]: tensor<16x1xbf16>, %[[T:.*]]: tensor<16x1xbf16>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[Y]], %[[T]] : tensor<16x1xbf16>, tensor<16x1xbf16>) outs(%{{.*}} : tensor<f64>)
+// CHECK-NEXT: ^bb0(%[[YI:.*]]: bf16, %[[TI:.*]]: bf16, %[[ACC:.*]]: f64):
+// CHECK-DAG: %[[TW:.*]] = arith.extf %[[TI]] : bf16 to f32
+// CHECK-DAG: %[[YW:.*]] = arith.extf %[[YI]] : bf16 to f32
+// CHECK: %[[DIFF:.*]] = arith.subf %[[YW]], %[[TW]] : f32
+// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[DIFF]], %[[DIFF]] : f32
+// CHECK-NEXT: %[[SQ64:.*]] = arith.extf %[[SQ]] : f32 to f64
+// CHECK-NEXT: arith.addf %[[ACC]], %[[SQ64]] : f64
+// CHECK: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<f64>) outs(%{{.*}} : tensor<bf16>)
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK-NEXT: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: return %[[MEAN]]
+func.func @mse_loss_bf16(%y: tensor<16x1xbf16>, %t: tensor<16x1xbf16>) -> tensor<bf16> {
+  %l = mdl.mse_loss %y, %t : tensor<16x1xbf16>, tensor<16x1xbf16> -> tensor<bf16>
+  return %l : tensor<bf16>
+}
+
+// -----
+
 // accuracy: per row the first maximum's class (strictly greater, or NaN
 // over a number), hits counted in i64, hits / 128 in f64 rounded to f32.
 // CHECK-LABEL: func.func @accuracy

@@ -63,6 +63,39 @@ func.func @embedding_ui8() {
 
 // -----
 
+// bf16 layer norm: the row sums and squared deviations accumulate in f32
+// from extended elements, mean and rstd (and d, eps) are f32, and the last
+// pass extends x, w and b, computes in f32 and rounds once.
+// CHECK-LABEL: func.func @layer_norm_bf16
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xbf16>, %[[W:.*]]: tensor<16xbf16>, %[[B:.*]]: tensor<16xbf16>)
+// CHECK: %[[D:.*]] = arith.constant 1.600000e+01 : f32
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<4x16xbf16>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[WIDE]] : f32
+// CHECK: %[[SQ:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[SUM]] : tensor<4x16xbf16>, tensor<4xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[STATS:.*]]:2 = linalg.generic {{.*}} ins(%[[SUM]], %[[SQ]] : tensor<4xf32>, tensor<4xf32>) outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>)
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[STATS]]#0, %[[STATS]]#1, %[[W]], %[[B]] : tensor<4x16xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<16xbf16>, tensor<16xbf16>) outs(%{{.*}} : tensor<4x16xbf16>)
+// CHECK-NEXT: ^bb0(%[[XI:.*]]: bf16, %[[MEAN:.*]]: f32, %[[RSTD:.*]]: f32, %[[WI:.*]]: bf16, %[[BI:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-DAG: %[[XW:.*]] = arith.extf %[[XI]] : bf16 to f32
+// CHECK-DAG: %[[WW:.*]] = arith.extf %[[WI]] : bf16 to f32
+// CHECK-DAG: %[[BW:.*]] = arith.extf %[[BI]] : bf16 to f32
+// CHECK: %[[C:.*]] = arith.subf %[[XW]], %[[MEAN]] : f32
+// CHECK-NEXT: %[[N:.*]] = arith.mulf %[[C]], %[[RSTD]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.mulf %[[N]], %[[WW]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.addf %[[S]], %[[BW]] : f32
+// CHECK-NEXT: %[[OUT:.*]] = arith.truncf %[[R]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[OUT]] : bf16
+// CHECK: return %[[Y]]
+func.func @layer_norm_bf16(%x: tensor<4x16xbf16>, %w: tensor<16xbf16>, %b: tensor<16xbf16>) -> tensor<4x16xbf16> {
+  %y = mdl.layer_norm %x, %w, %b eps = 1.000000e-05 : tensor<4x16xbf16>, tensor<16xbf16>, tensor<16xbf16> -> tensor<4x16xbf16>
+  return %y : tensor<4x16xbf16>
+}
+
+// -----
+
 // The scatter-add: ids and grad flattened to 512 positions; an scf.for over
 // them carries the zeroed table, adding grad row i into table row
 // clamp(ids[i]) through extract_slice / generic / insert_slice at the same
@@ -86,4 +119,27 @@ func.func @embedding_ui8() {
 func.func @embedding_grad(%ids: tensor<8x64xi64>, %g: tensor<8x64x768xf32>) -> tensor<50257x768xf32> {
   %d = mdl.embedding_grad %ids, %g : tensor<8x64xi64>, tensor<8x64x768xf32> -> tensor<50257x768xf32>
   return %d : tensor<50257x768xf32>
+}
+
+// -----
+
+// bf16 rows add up in an f32 table (repeated ids sum in f32), rounded once
+// to bf16 after the loop.
+// CHECK-LABEL: func.func @embedding_grad_bf16
+// CHECK-SAME: (%[[IDS:.*]]: tensor<8xi64>, %[[G:.*]]: tensor<8x16xbf16>)
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<65x16xf32>)
+// CHECK: %[[TABLE:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZEROS]]) -> (tensor<65x16xf32>) {
+// CHECK: %[[DST:.*]] = tensor.extract_slice %[[ACC]][%{{.*}}, 0] [1, 16] [1, 1] : tensor<65x16xf32> to tensor<16xf32>
+// CHECK: %[[SRC:.*]] = tensor.extract_slice %[[G]][%[[I]], 0] [1, 16] [1, 1] : tensor<8x16xbf16> to tensor<16xbf16>
+// CHECK: linalg.generic {{.*}} ins(%[[SRC]] : tensor<16xbf16>) outs(%[[DST]] : tensor<16xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: bf16, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT: arith.addf %[[OUT]], %[[WIDE]] : f32
+// CHECK: scf.yield
+// CHECK: %[[ROUNDED:.*]] = linalg.generic {{.*}} ins(%[[TABLE]] : tensor<65x16xf32>) outs(%{{.*}} : tensor<65x16xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: return %[[ROUNDED]]
+func.func @embedding_grad_bf16(%ids: tensor<8xi64>, %g: tensor<8x16xbf16>) -> tensor<65x16xbf16> {
+  %d = mdl.embedding_grad %ids, %g : tensor<8xi64>, tensor<8x16xbf16> -> tensor<65x16xbf16>
+  return %d : tensor<65x16xbf16>
 }

@@ -103,3 +103,70 @@ func.func @avg_pool_grad(%g: tensor<2x3x4x4xf32>) -> tensor<2x3x8x8xf32> {
   %dx = mdl.avg_pool2d_grad %g kernel = [2, 2] stride = [2, 2] padding = [0, 0] : tensor<2x3x4x4xf32> -> tensor<2x3x8x8xf32>
   return %dx : tensor<2x3x8x8xf32>
 }
+
+// -----
+
+// bf16 average pooling: the padding and the window operand stay bf16, the
+// window sum accumulates in f32 from extended elements, / 9 in f32 and one
+// truncf.
+// CHECK-LABEL: func.func @avg_pool_bf16
+// CHECK: %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: } : tensor<2x3x8x8xbf16> to tensor<2x3x10x10xbf16>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[PAD]], %{{.*}} : tensor<2x3x10x10xbf16>, tensor<3x3xbf16>) outs(%{{.*}} : tensor<2x3x4x4xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[WIDE]] : f32
+// CHECK: %[[NINE:.*]] = arith.constant 9.000000e+00 : f32
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<2x3x4x4xf32>) outs(%{{.*}} : tensor<2x3x4x4xbf16>)
+// CHECK: %[[AVG:.*]] = arith.divf %{{.*}}, %[[NINE]] : f32
+// CHECK-NEXT: %[[OUT:.*]] = arith.truncf %[[AVG]] : f32 to bf16
+// CHECK: return %[[Y]]
+func.func @avg_pool_bf16(%x: tensor<2x3x8x8xbf16>) -> tensor<2x3x4x4xbf16> {
+  %y = mdl.avg_pool2d %x kernel = [3, 3] stride = [2, 2] padding = [1, 1] : tensor<2x3x8x8xbf16> -> tensor<2x3x4x4xbf16>
+  return %y : tensor<2x3x4x4xbf16>
+}
+
+// -----
+
+// bf16 max_pool2d_grad: the argmax pass compares in bf16 (exact); the
+// gather adds the extended adjoints of overlapping windows in an f32
+// accumulator, rounded once by an elementwise pass.
+// CHECK-LABEL: func.func @max_pool_grad_bf16
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x8x8xbf16>, %[[G:.*]]: tensor<2x3x4x4xbf16>)
+// CHECK: %[[ARGMAX:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<2x3x4x4xbf16>, tensor<2x3x4x4xi64>)
+// CHECK: arith.cmpf ogt, %{{.*}}, %{{.*}} : bf16
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[DX:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3x8x8xf32>)
+// CHECK-NEXT: ^bb0(%{{.*}}: bf16, %[[ACC:.*]]: f32):
+// CHECK: %[[DY:.*]] = tensor.extract %[[G]][
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[DY]] : bf16 to f32
+// CHECK-NEXT: %[[SHARE:.*]] = arith.select %{{.*}}, %[[WIDE]], %[[ZERO]] : f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[SHARE]] : f32
+// CHECK: %[[ROUNDED:.*]] = linalg.generic {{.*}} ins(%[[DX]] : tensor<2x3x8x8xf32>) outs(%{{.*}} : tensor<2x3x8x8xbf16>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: bf16):
+// CHECK-NEXT: arith.truncf %[[IN]] : f32 to bf16
+// CHECK: return %[[ROUNDED]]
+func.func @max_pool_grad_bf16(%x: tensor<2x3x8x8xbf16>, %g: tensor<2x3x4x4xbf16>) -> tensor<2x3x8x8xbf16> {
+  %dx = mdl.max_pool2d_grad %x, %g kernel = [3, 3] stride = [2, 2] padding = [1, 1] : tensor<2x3x8x8xbf16>, tensor<2x3x4x4xbf16> -> tensor<2x3x8x8xbf16>
+  return %dx : tensor<2x3x8x8xbf16>
+}
+
+// -----
+
+// bf16 avg_pool2d_grad: each adjoint extended and divided by 4 in f32,
+// summed in f32, rounded once.
+// CHECK-LABEL: func.func @avg_pool_grad_bf16
+// CHECK-SAME: (%[[G:.*]]: tensor<2x3x4x4xbf16>)
+// CHECK: %[[FOUR:.*]] = arith.constant 4.000000e+00 : f32
+// CHECK: %[[DX:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3x8x8xf32>)
+// CHECK: %[[DY:.*]] = tensor.extract %[[G]][
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[DY]] : bf16 to f32
+// CHECK-NEXT: arith.divf %[[WIDE]], %[[FOUR]] : f32
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[ROUNDED:.*]] = linalg.generic {{.*}} ins(%[[DX]] : tensor<2x3x8x8xf32>) outs(%{{.*}} : tensor<2x3x8x8xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: return %[[ROUNDED]]
+func.func @avg_pool_grad_bf16(%g: tensor<2x3x4x4xbf16>) -> tensor<2x3x8x8xbf16> {
+  %dx = mdl.avg_pool2d_grad %g kernel = [2, 2] stride = [2, 2] padding = [0, 0] : tensor<2x3x4x4xbf16> -> tensor<2x3x8x8xbf16>
+  return %dx : tensor<2x3x8x8xbf16>
+}
