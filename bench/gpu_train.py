@@ -10,7 +10,8 @@ steps/s and samples/s of each and the ratio modelc / PyTorch.
 
   bench/gpu_train.py --programs DIR [--data DIR] [--steps N]
 
-DIR holds `fashion_mlp` and `lenet` (modelc examples/X.mdl -o DIR/X);
+DIR holds `fashion_mlp_f32` and `lenet` (modelc examples/X.mdl -o DIR/X,
+the MLP with --precision f32);
 --data is a directory with Fashion-MNIST's four idx .gz files (default
 Debian's /usr/share/datasets/fashion-mnist).
 """
@@ -23,7 +24,8 @@ import tempfile
 
 import torch_models
 
-MODELS = {"mlp": "fashion_mlp", "lenet": "lenet"}
+# f32 builds: PyTorch eager trains these in f32.
+MODELS = {"mlp": "fashion_mlp_f32", "lenet": "lenet"}
 
 
 def modelc_rates(program, steps, data_dir):

@@ -12,6 +12,15 @@ for p in fashion_mlp lenet char_gpt; do
   "$BUILD/bin/modelc" "examples/$p.mdl" -o "$tmp/$p"
   strip "$tmp/$p"
 done
+# Each in the other precision too (fashion_mlp and char_gpt say bf16, lenet
+# f32): the f32 builds check the GPU's f32 kernels, the bf16 ones mixed
+# precision (docs/passes/amp.md) against the CPU's emulation of it.
+for p in fashion_mlp char_gpt; do
+  "$BUILD/bin/modelc" "examples/$p.mdl" --precision f32 -o "$tmp/${p}_f32"
+  strip "$tmp/${p}_f32"
+done
+"$BUILD/bin/modelc" examples/lenet.mdl --precision bf16 -o "$tmp/lenet_bf16"
+strip "$tmp/lenet_bf16"
 # The same models in f64 (--widen-f64): GPU and CPU then agree to far
 # tighter tolerances, so a wrong kernel cannot hide in f32 rounding.
 for p in lenet char_gpt; do
@@ -19,9 +28,9 @@ for p in lenet char_gpt; do
   strip "$tmp/${p}_f64"
 done
 # Each program carries its own static OpenBLAS (~25 MB): compressed, the
-# five fit in the device machine's carry limit with the data.
+# eight fit in the device machine's carry limit with the data.
 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
-  lenet_f64 char_gpt_f64
+  fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"

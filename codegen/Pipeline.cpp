@@ -118,8 +118,12 @@ void buildMdlToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createMdlInlineCalls());
   pm.addPass(createMdlBuildEntryFunctions());
   pm.addPass(createMdlDecompose());
+  // --widen-f64 asks for f64 wherever the program computes in f32; it
+  // replaces the precision setting (a testing aid, docs/passes/amp.md).
   if (options.widenToF64)
     pm.addPass(createMdlWidenToF64());
+  else
+    pm.addPass(createMdlInsertAmpCasts());
   pm.addPass(createMdlAutodiff());
   pm.addPass(createMdlExpandOptimizer());
   pm.addPass(createCanonicalizerPass());

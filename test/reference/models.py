@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+import amp
 import layers
 
 ACTIVATIONS = {
@@ -169,9 +170,19 @@ def init_params(net, input_shape, rng, dtype=np.float32):
     return params
 
 
-def forward(params, net, x):
-    """Logits of net on x, and a backward closure from d(logits) to {name: gradient}."""
+def forward(params, net, x, precision="f32"):
+    """Logits of net on x, and a backward closure from d(logits) to {name: gradient}.
+
+    precision "bf16" computes as modelc's mixed precision (amp.py), for nets
+    of relu and max pooling only."""
+    L = layers
     act = ACTIVATIONS[net.activation]
+    if precision == "bf16":
+        if net.activation != "relu" or any(conv.pool not in ("max", "none") for conv in net.convs):
+            raise ValueError("the bf16 reference has relu and max pooling only")
+        L, act = amp, amp.relu
+    elif precision != "f32":
+        raise ValueError(f"unknown precision {precision!r}")
     tape = []      # (backward closure, names of the parameter gradients it returns)
 
     def run(result, names=()):
@@ -182,11 +193,11 @@ def forward(params, net, x):
     h = x
     for i, conv in enumerate(net.convs, 1):
         w, b = f"conv{i}.weight", f"conv{i}.bias"
-        h = run(layers.conv2d(h, params[w], params[b], conv.stride, conv.padding,
-                              conv.dilation, conv.groups), (w, b))
+        h = run(L.conv2d(h, params[w], params[b], conv.stride, conv.padding,
+                         conv.dilation, conv.groups), (w, b))
         h = run(act(h))
         if conv.pool == "max":
-            h = run(layers.max_pool2d(h, conv.pool_k, conv.pool_stride or None, conv.pool_padding))
+            h = run(L.max_pool2d(h, conv.pool_k, conv.pool_stride or None, conv.pool_padding))
         elif conv.pool == "avg":
             h = run(layers.avg_pool2d(h, conv.pool_k, conv.pool_stride or None, conv.pool_padding,
                                       conv.count_include_pad))
@@ -194,7 +205,7 @@ def forward(params, net, x):
     depth = len(net.hidden) + 1
     for j in range(1, depth + 1):
         w, b = f"fc{j}.weight", f"fc{j}.bias"
-        h = run(layers.linear(h, params[w], params[b]), (w, b))
+        h = run(L.linear(h, params[w], params[b]), (w, b))
         if j < depth:
             h = run(act(h))
 
@@ -211,8 +222,9 @@ def forward(params, net, x):
     return h, backward
 
 
-def loss_and_grads(params, net, x, labels):
+def loss_and_grads(params, net, x, labels, precision="f32"):
     """Mean cross-entropy of net on (x, labels) and its gradient for every parameter."""
-    logits, backward = forward(params, net, x)
-    loss, loss_backward = layers.cross_entropy(logits, labels)
+    logits, backward = forward(params, net, x, precision)
+    cross_entropy = amp.cross_entropy if precision == "bf16" else layers.cross_entropy
+    loss, loss_backward = cross_entropy(logits, labels)
     return loss, backward(loss_backward())

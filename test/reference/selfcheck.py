@@ -18,6 +18,7 @@ import tempfile
 
 import numpy as np
 
+import amp
 import compare
 import idx_np
 import layers
@@ -148,6 +149,33 @@ def check_model_gradients(report, rng):
             error = grad_error(lambda: float(models.loss_and_grads(params, net, x, labels)[0]),
                                array, grads[pname], rng)
             report.check(f"grad {name} {pname}", error, GRAD_TOL)
+
+
+def check_amp(report, rng):
+    """bf16 rounding on known values; bf16 models give bf16 values near the f32 model's."""
+    values = np.array([1.0, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 1.0039064, -2.5, np.nan], np.float32)
+    want = np.array([1.0, 1.0, 1 + 2 ** -6, 1 + 2 ** -7, -2.5, np.nan], np.float32)
+    got = amp.bf16(values)
+    report.expect("bf16 rounds to nearest, ties to even",
+                  np.array_equal(got[:-1], want[:-1]) and np.isnan(got[-1]))
+    for name, net, shape in [("mlp", models.mlp(hidden=7, classes=5), (16,)),
+                             ("cnn", models.net_from_json(SMALL_CNN.replace("avg", "max")
+                                                          .replace("tanh", "relu")), (2, 9, 9))]:
+        params = models.init_params(net, shape, rng, np.float32)
+        x = rng.random((3,) + shape).astype(np.float32)
+        labels = rng.integers(0, net.classes, 3)
+        logits, _ = models.forward(params, net, x, "bf16")
+        report.expect(f"bf16 {name} logits are bf16 values", np.array_equal(amp.bf16(logits), logits))
+        loss16, grads16 = models.loss_and_grads(params, net, x, labels, "bf16")
+        loss32, grads32 = models.loss_and_grads(params, net, x, labels)
+        report.check(f"bf16 {name} loss near f32's", abs(loss16 - loss32) / abs(loss32), 2e-2)
+        worst = max(np.max(np.abs(grads16[n] - grads32[n])) / (np.max(np.abs(grads32[n])) + 1e-30)
+                    for n in params)
+        report.check(f"bf16 {name} gradients near f32's", worst, 5e-2)
+        report.expect(f"bf16 {name} gradients are bf16 values",
+                      all(np.array_equal(amp.bf16(g), g) for g in grads16.values()))
+        report.expect(f"bf16 {name} differs from f32",
+                      any(not np.array_equal(grads16[n], grads32[n]) for n in params))
 
 
 def naive_conv2d(x, w, b, stride, padding, dilation):
@@ -364,6 +392,7 @@ def main():
     check_optimizers(report, rng)
     check_schedules(report)
     check_accumulation(report, rng)
+    check_amp(report, rng)
     check_files(report, rng)
     check_cli(report, rng)
     print(f"{report.passed} passed, {report.failed} failed")

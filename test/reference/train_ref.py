@@ -47,6 +47,8 @@ def parse_args(argv):
     p.add_argument("--grad-clip", type=float, help="max global L2 norm of the gradients")
     p.add_argument("--accumulate", type=int, default=1, help="micro-batches per optimizer step")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
+    p.add_argument("--precision", choices=["f32", "bf16"], default="f32",
+                   help="bf16: mixed precision as the .mdl setting (amp.py)")
     p.add_argument("--out-losses", required=True, help="JSON file of per-step loss and lr")
     p.add_argument("--out-params", required=True, help="final parameters (F32 safetensors)")
     args = p.parse_args(argv)
@@ -73,13 +75,13 @@ def global_batch_start(step, batch, accumulate, samples):
     return ((step - 1) % per_epoch) * batch * accumulate
 
 
-def train_step(params, net, x, labels, accumulate):
+def train_step(params, net, x, labels, accumulate, precision="f32"):
     """Loss and gradients of one optimizer step, each averaged over its micro-batches."""
     micro = len(x) // accumulate
     total_loss, total_grads = 0.0, None
     for a in range(accumulate):
         part = slice(a * micro, (a + 1) * micro)
-        loss, grads = models.loss_and_grads(params, net, x[part], labels[part])
+        loss, grads = models.loss_and_grads(params, net, x[part], labels[part], precision)
         total_loss += float(loss)
         total_grads = grads if total_grads is None else {n: total_grads[n] + g for n, g in grads.items()}
     dtype = x.dtype.type
@@ -89,6 +91,8 @@ def train_step(params, net, x, labels, accumulate):
 def train(args):
     """Runs the whole training and writes both outputs."""
     dtype = DTYPES[args.dtype]
+    if args.precision != "f32" and dtype is not np.float32:
+        raise ValueError("--precision bf16 needs --dtype f32 (f32 masters)")
     loaded, _ = safetensors_np.load(args.init)
     params = {n: a.astype(dtype) for n, a in loaded.items()}
     net = models.config_for(args.model, params, args.cnn_config)
@@ -102,7 +106,8 @@ def train(args):
     for step in range(1, args.steps + 1):
         start = global_batch_start(step, args.batch, args.accumulate, len(images))
         x = dataset.model_input(images[start:start + span], net, dtype)
-        loss, grads = train_step(params, net, x, labels[start:start + span], args.accumulate)
+        loss, grads = train_step(params, net, x, labels[start:start + span], args.accumulate,
+                                 args.precision)
         if args.grad_clip is not None:
             optim.clip_grad_norm(grads, args.grad_clip)
         lr = optim.scheduled_lr(schedule, args.lr, step, args.steps)
