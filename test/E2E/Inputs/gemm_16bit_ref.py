@@ -16,38 +16,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "reference"))
-import safetensors_np  # noqa: E402
-
-
-def bf16(x):
-    """Values rounded to bf16 (nearest, ties to even), as f64."""
-    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
-    return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
-
-
-def f16(x):
-    return np.asarray(x, np.float32).astype(np.float16).astype(np.float64)
-
-
-ROUND = {"bf16": bf16, "f16": f16}
-MANTISSA = {"bf16": 7, "f16": 10}
-
-
-def ulp(x, dtype):
-    exponent = np.floor(np.log2(np.maximum(np.abs(x), 2.0 ** -14)))
-    return 2.0 ** (exponent - MANTISSA[dtype])
-
-
-def conv2d_pad1(x, w):
-    b, c, h, wd = x.shape
-    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    out = np.zeros((b, w.shape[0], h, wd))
-    for i in range(3):
-        for j in range(3):
-            patch = padded[:, :, i:i + h, j:j + wd]
-            out += np.einsum("bchw,oc->bohw", patch, w[:, :, i, j])
-    return out
+from halves import (ROUND, bf16, conv2d_pad1, f16, far_off, load_case,  # noqa: E402
+                    sequential_sum, within_one_ulp)
 
 
 def inputs(rng):
@@ -65,47 +35,22 @@ def weights(rng):
             "conv.weight": rng.normal(0, 1, (4, 3, 3, 3)).astype(np.float32)}
 
 
-def accumulated_in(dtype, a, w):
-    """a @ w summed term by term in a 16-bit accumulator."""
-    r = ROUND[dtype]
-    total = np.zeros((a.shape[0], w.shape[1]))
-    for i in range(a.shape[1]):
-        total = r(total + r(np.outer(a[:, i], w[i])))
-    return total
-
-
 def main(argv):
-    out = argv[1]
-    rng = np.random.default_rng(16)
-    x, p = inputs(rng), weights(rng)
-    if argv[0] == "write":
-        for name, value in x.items():
-            np.save(os.path.join(out, name + ".npy"), value)
-        safetensors_np.save(os.path.join(out, "w.safetensors"), p)
+    case = load_case(argv, 16, inputs, weights)
+    if case is None:
         return 0
-    y = np.load(argv[2])
+    x, p, y = case
     want = {
         "mm": ("bf16", bf16(x["a"]) @ bf16(p["mm.w"])),
         "mm_f16": ("f16", f16(x["a"]) @ f16(p["mm_f16.w"])),
         "bmm": ("bf16", bf16(x["s"]) @ bf16(p["bmm.w"])),
         "conv": ("bf16", conv2d_pad1(bf16(x["x"]), bf16(p["conv.weight"]))),
     }
-    ok = True
-    for name, (dtype, exact) in want.items():
-        expected = ROUND[dtype](exact)
-        got = y[name].astype(np.float64)
-        ulps = np.max(np.abs(got - expected) / ulp(expected, dtype))
-        good = got.shape == expected.shape and ulps <= 1
-        print(f"{name} ({dtype}): {'ok' if good else 'MISMATCH'} "
-              f"(at most {ulps:.0f} ulp off)")
-        ok = ok and good
+    ok = within_one_ulp(y, want)
     for name, dtype in (("mm", "bf16"), ("mm_f16", "f16")):
-        wide = want[name][1]
-        narrow = accumulated_in(dtype, ROUND[dtype](x["a"]),
-                                ROUND[dtype](p[name + ".w"]))
-        ulps = np.max(np.abs(narrow - ROUND[dtype](wide)) / ulp(wide, dtype))
-        print(f"{name}: a {dtype} accumulator would be {'far' if ulps > 4 else 'NOT far'} off")
-        ok = ok and ulps > 4
+        a, w = ROUND[dtype](x["a"]), ROUND[dtype](p[name + ".w"])
+        narrow = sequential_sum(a[:, None, :] * w.T[None, :, :], dtype)
+        ok = far_off(name, dtype, narrow, want[name][1]) and ok
     return 0 if ok else 1
 
 

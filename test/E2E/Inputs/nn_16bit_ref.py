@@ -20,28 +20,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "reference"))
-import safetensors_np  # noqa: E402
+from halves import (ROUND, bf16, conv2d_pad1, far_off, load_case,  # noqa: E402
+                    sequential_sum, within_one_ulp)
 
-
-def bf16(x):
-    """Values rounded to bf16 (nearest, ties to even), as f64."""
-    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
-    return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
-
-
-def f16(x):
-    return np.asarray(x, np.float32).astype(np.float16).astype(np.float64)
-
-
-ROUND = {"bf16": bf16, "f16": f16}
-MANTISSA = {"bf16": 7, "f16": 10}
 EPS = 1e-5
-
-
-def ulp(x, dtype):
-    exponent = np.floor(np.log2(np.maximum(np.abs(x), 2.0 ** -14)))
-    return 2.0 ** (exponent - MANTISSA[dtype])
 
 
 def gelu(x):
@@ -84,17 +66,6 @@ def cross_entropy(x, labels, exp_sum=None):
     return np.mean(np.log(exp_sum) + m - picked)
 
 
-def conv2d_pad1(x, w, bias):
-    b, c, h, wd = x.shape
-    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    out = np.zeros((b, w.shape[0], h, wd))
-    for i in range(3):
-        for j in range(3):
-            patch = padded[:, :, i:i + h, j:j + wd]
-            out += np.einsum("bchw,oc->bohw", patch, w[:, :, i, j])
-    return out + bias[None, :, None, None]
-
-
 def inputs(rng):
     # `shifted` has rows of mean ~100: a 16-bit row sum (near 6,400, where
     # bf16's spacing is 32) loses the mean; exact in f32. The logits are
@@ -119,25 +90,11 @@ def weights(rng):
             "conv.bias": rng.uniform(0, 1, 4).astype(np.float32)}
 
 
-def sequential_sum(terms, dtype):
-    """terms summed along the last axis in a 16-bit accumulator."""
-    r = ROUND[dtype]
-    total = np.zeros(terms.shape[:-1])
-    for k in range(terms.shape[-1]):
-        total = r(total + r(terms[..., k]))
-    return total
-
-
 def main(argv):
-    out = argv[1]
-    rng = np.random.default_rng(14)
-    x, p = inputs(rng), weights(rng)
-    if argv[0] == "write":
-        for name, value in x.items():
-            np.save(os.path.join(out, name + ".npy"), value)
-        safetensors_np.save(os.path.join(out, "w.safetensors"), p)
+    case = load_case(argv, 14, inputs, weights)
+    if case is None:
         return 0
-    y = np.load(argv[2])
+    x, p, y = case
     xb, logits, labels = bf16(x["x"]), bf16(x["logits"]), x["labels"]
     ln_args = {dtype: (ROUND[dtype](x["shifted"]),
                        ROUND[dtype](p[prefix + ".w"]),
@@ -158,16 +115,7 @@ def main(argv):
         "conv": ("bf16", conv2d_pad1(bf16(x["img"]), bf16(p["conv.weight"]),
                                      bf16(p["conv.bias"]))),
     }
-    ok = True
-    for name, (dtype, exact) in want.items():
-        expected = exact if name == "cross_entropy" else ROUND[dtype](exact)
-        got = y[name].astype(np.float64)
-        good = got.shape == expected.shape
-        ulps = np.max(np.abs(got - expected) / ulp(expected, dtype)) if good else np.inf
-        good = good and ulps <= 1
-        print(f"{name} ({dtype}): {'ok' if good else 'MISMATCH'} "
-              f"(at most {ulps:.2f} ulp off)")
-        ok = ok and good
+    ok = within_one_ulp(y, want, unrounded={"cross_entropy"})
 
     # The same ops with a 16-bit accumulator, on the same rounded operands.
     narrow = {}
@@ -182,10 +130,7 @@ def main(argv):
         "bf16",
         cross_entropy(logits, labels, sequential_sum(exps, "bf16")) * batch)
     for name, (dtype, value) in narrow.items():
-        exact = want[name][1]
-        ulps = np.max(np.abs(ROUND[dtype](value) - ROUND[dtype](exact)) / ulp(exact, dtype))
-        print(f"{name}: a {dtype} accumulator would be {'far' if ulps > 4 else 'NOT far'} off")
-        ok = ok and ulps > 4
+        ok = far_off(name, dtype, value, want[name][1]) and ok
     return 0 if ok else 1
 
 
