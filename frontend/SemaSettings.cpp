@@ -1,10 +1,11 @@
 // The values of train settings (spec §8): optimizers and schedules with
 // torch.optim's arguments and checks, precision, the loss and metrics, and
-// the settings groups eval/checkpoint/log/parallel, each normalised into an
+// the settings groups eval/checkpoint/log/parallel/grad_scaler, each normalised into an
 // AttrDict with its defaults filled in (docs/language.md lists them).
 #include "frontend/Sema.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace modelc::sema {
 
@@ -25,13 +26,16 @@ const ast::NameExpr *calleeName(const ast::Expr *e) {
   return e->as<ast::NameExpr>();
 }
 
-enum class KeyKind { Int, String, Data, EveryOrEpoch, Gpus };
+enum class KeyKind { Int, Float, String, Data, EveryOrEpoch, Gpus };
 struct GroupKey {
   const char *name;
   KeyKind kind;
   int64_t min;
   bool required;
   Attr dflt;
+  /// A Float key's value lies strictly between these; `range` says so.
+  double above = -HUGE_VAL, below = HUGE_VAL;
+  const char *range = "";
 };
 struct GroupSpec {
   const char *name;
@@ -50,6 +54,15 @@ const std::vector<GroupSpec> &groupSpecs() {
         {"keep", KeyKind::Int, 0, false, Attr(int64_t(0))}}},
       {"log", {{"every", KeyKind::Int, 1, false, Attr(int64_t(10))}}},
       {"parallel", {{"data", KeyKind::Gpus, 0, false, Attr("gpus")}}},
+      // torch.amp.GradScaler's arguments, defaults and checks.
+      {"grad_scaler",
+       {{"init_scale", KeyKind::Float, 0, false, Attr(65536.0), 0, HUGE_VAL,
+         "positive"},
+        {"growth_factor", KeyKind::Float, 0, false, Attr(2.0), 1, HUGE_VAL,
+         "greater than 1"},
+        {"backoff_factor", KeyKind::Float, 0, false, Attr(0.5), 0, 1,
+         "between 0 and 1"},
+        {"growth_interval", KeyKind::Int, 1, false, Attr(int64_t(2000))}}},
   };
   return specs;
 }
@@ -279,6 +292,15 @@ std::optional<AttrDict> Sema::evalSettingsGroup(const ast::GroupStmt &g,
     case KeyKind::Int:
       if (auto v = intSetting(value, full, key->min))
         attr = Attr(*v);
+      break;
+    case KeyKind::Float:
+      if (auto v = evalFloat(value, "setting '" + full + "'")) {
+        if (*v > key->above && *v < key->below)
+          attr = Attr(*v);
+        else
+          diag.error(value->loc, "setting '" + full + "' must be " +
+                                     key->range + ", got " + formatFloat(*v));
+      }
       break;
     case KeyKind::String:
       if (auto v = evalString(value, "setting '" + full + "'"))

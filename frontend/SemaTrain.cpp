@@ -22,7 +22,7 @@ constexpr TrainSetting kTrainSettings[] = {
     {"grad_clip", false},  {"steps", false},     {"epochs", false},
     {"accumulate", false}, {"precision", false}, {"seed", false},
     {"shuffle", false},    {"eval", true},       {"checkpoint", true},
-    {"log", true},         {"parallel", true},
+    {"log", true},         {"parallel", true},   {"grad_scaler", true},
 };
 
 const ast::Expr *settingValue(const ast::Stmt *s) {
@@ -202,17 +202,28 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
       out[key] = value;
   if (!options.precision.empty())
     out["precision"] = Attr(options.precision);
-  // f16 trains only with dynamic loss scaling (torch.amp.GradScaler), which
-  // modelc does not have yet: refused rather than run without it.
+  // f16 trains with dynamic loss scaling (torch.amp.GradScaler): its
+  // settings, defaults filled in, exist exactly when the precision is f16.
+  // bf16 and f32 need none, so a grad_scaler there is an error in the
+  // source, and a warning when --precision overrode the source's f16.
   if (std::get<std::string>(out["precision"].value) == "f16") {
-    SourceLoc loc = given.count("precision") && options.precision.empty()
-                        ? settingValue(given["precision"])->loc
-                        : entry.loc;
-    diag.error(loc, es.label + ": precision f16" +
-                        (options.precision.empty() ? "" : " (--precision)") +
-                        " is not supported yet: f16 training needs dynamic "
-                        "loss scaling, which modelc does not implement yet; "
-                        "use bf16");
+    if (!out.count("grad_scaler")) {
+      int unused = -1;
+      ast::GroupStmt empty(entry.loc, "grad_scaler");
+      if (auto d = evalSettingsGroup(empty, unused))
+        out["grad_scaler"] = Attr(std::move(*d));
+    }
+  } else if (given.count("grad_scaler")) {
+    SourceLoc loc = given["grad_scaler"]->loc;
+    std::string precision = std::get<std::string>(out["precision"].value);
+    std::string why = "'grad_scaler' applies to precision f16 only; " +
+                      precision + " needs no loss scaling";
+    if (options.precision.empty())
+      diag.error(loc, es.label + ": " + why);
+    else
+      diag.warning(loc, es.label + ": --precision " + precision +
+                            " ignores this block: " + why);
+    out.erase("grad_scaler");
   }
 
   // A warmup as long as the whole run leaves no room for the decay.

@@ -4,8 +4,9 @@
 // loss is the value the function stores to @SYM. The pass finds the ops on a
 // path from a parameter to the loss, appends their vector-Jacobian products
 // (DifferentiableOpInterface) in reverse program order, seeded with
-// dLoss = scale, and adds each parameter's gradient into its `grad:P`
-// buffer. See docs/passes/autodiff.md.
+// dLoss = scale (times the scalar buffer `loss_scale` names, when it is
+// there: f16's dynamic loss scaling), and adds each parameter's gradient
+// into its `grad:P` buffer. See docs/passes/autodiff.md.
 #include "passes/Passes.h"
 
 #include "dialects/mdl/MdlOps.h"
@@ -36,6 +37,9 @@ constexpr llvm::StringLiteral kAutodiffAttrName = "mdl.autodiff";
 struct AutodiffRequest {
   FlatSymbolRefAttr loss;
   double scale;
+  /// An f64 scalar buffer that also multiplies the seed (f16's loss scale),
+  /// or null.
+  FlatSymbolRefAttr lossScale;
 };
 
 /// Remembers every op a builder creates, so that the ones nothing uses can
@@ -59,7 +63,12 @@ FailureOr<AutodiffRequest> parseRequest(func::FuncOp func) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitError("a function to differentiate must have a body of "
                           "one block");
-  return AutodiffRequest{loss, scale.getValueAsDouble()};
+  auto lossScale = dict.get("loss_scale");
+  if (lossScale && !isa<FlatSymbolRefAttr>(lossScale))
+    return func.emitError() << "'" << kAutodiffAttrName
+                            << "' has a 'loss_scale' that is not a symbol";
+  return AutodiffRequest{loss, scale.getValueAsDouble(),
+                         cast_or_null<FlatSymbolRefAttr>(lossScale)};
 }
 
 /// The last store to `loss` in `body`, or null.
@@ -173,9 +182,21 @@ LogicalResult FunctionDifferentiator::run() {
   if (failed(declareGradBuffers(active)))
     return failure();
   builder.setInsertionPoint(body.getTerminator());
-  if (active.contains(loss))
-    adjoints[loss] = builder.create<ConstantOp>(lossStore.getLoc(), lossType,
-                                                request->scale);
+  if (active.contains(loss)) {
+    Location loc = lossStore.getLoc();
+    Value seed = builder.create<ConstantOp>(loc, lossType, request->scale);
+    if (request->lossScale) {
+      // dLoss = scale * loss_scale in the loss's type: GradScaler's
+      // scale(loss) on the loss already divided by `accumulate`.
+      auto f64 = RankedTensorType::get({}, builder.getF64Type());
+      Value lossScale = builder.create<LoadOp>(
+          loc, f64, request->lossScale.getValue());
+      Value cast = builder.create<CastOp>(loc, lossScale,
+                                          lossType.getElementType());
+      seed = builder.create<MulOp>(loc, seed, cast);
+    }
+    adjoints[loss] = seed;
+  }
   for (Operation *op = lossStore->getPrevNode(); op; op = op->getPrevNode())
     if (failed(differentiateOp(op, active)))
       return failure();

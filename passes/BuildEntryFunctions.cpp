@@ -19,9 +19,11 @@ using namespace modelc;
 
 namespace {
 
-/// Outputs that `update` stores for every train entry; a metric may not
-/// take their names.
+/// Outputs that `update` stores for every train entry, and with loss
+/// scaling `found_inf` too; a metric may not take their names.
 constexpr llvm::StringLiteral kUpdateOutputs[] = {"lr", "grad_norm"};
+constexpr llvm::StringLiteral kReservedOutputs[] = {"lr", "grad_norm",
+                                                    "found_inf"};
 
 /// Declares the buffers of one entry and its functions right after the
 /// entry op, in the order they are asked for.
@@ -144,7 +146,7 @@ LogicalResult MdlBuildEntryFunctionsPass::buildTrain(mdl::TrainOp train) {
   auto yield = cast<mdl::YieldOp>(body.getTerminator());
   auto outputNames = train.getOutputs().getAsValueRange<StringAttr>();
   for (StringRef output : outputNames)
-    if (llvm::is_contained(kUpdateOutputs, output))
+    if (llvm::is_contained(kReservedOutputs, output))
       return train.emitError("metric name '")
              << output << "' is reserved for the optimizer's output";
 
@@ -180,6 +182,9 @@ LogicalResult MdlBuildEntryFunctionsPass::buildTrain(mdl::TrainOp train) {
   auto f32Scalar = RankedTensorType::get({}, Float32Type::get(&getContext()));
   for (StringRef output : kUpdateOutputs)
     builder.declare("out", output, f32Scalar, "output", "train");
+  bool lossScaling = usesLossScaling(train);
+  if (lossScaling)
+    builder.declare("out", "found_inf", f32Scalar, "output", "train");
   auto f64Scalar = RankedTensorType::get({}, Float64Type::get(&getContext()));
   for (StringRef key : getHyperKeys())
     builder.declare("hyper", key, f64Scalar, "hyper", "train");
@@ -197,14 +202,19 @@ LogicalResult MdlBuildEntryFunctionsPass::buildTrain(mdl::TrainOp train) {
   func::FuncOp fwdBwd = builder.buildFunction("fwd_bwd", body, inputs, outputs);
   if (!fwdBwd)
     return failure();
+  // f16: the backward's seed is also multiplied by the loss scale, read
+  // from its hyper (torch.amp.GradScaler's scale(loss)).
   Builder attrs(&getContext());
-  fwdBwd->setAttr(
-      kAutodiffAttrName,
-      attrs.getDictionaryAttr(
-          {attrs.getNamedAttr("loss", FlatSymbolRefAttr::get(
-                                          outputs.front().getSymNameAttr())),
-           attrs.getNamedAttr("scale",
-                              attrs.getF64FloatAttr(1.0 / microBatches))}));
+  SmallVector<NamedAttribute> request = {
+      attrs.getNamedAttr("loss", FlatSymbolRefAttr::get(
+                                     outputs.front().getSymNameAttr())),
+      attrs.getNamedAttr("scale", attrs.getF64FloatAttr(1.0 / microBatches))};
+  if (lossScaling)
+    request.push_back(attrs.getNamedAttr(
+        "loss_scale",
+        FlatSymbolRefAttr::get(&getContext(),
+                               getBufferSymbol(name, "hyper", "loss_scale"))));
+  fwdBwd->setAttr(kAutodiffAttrName, attrs.getDictionaryAttr(request));
   if (evalTypes &&
       !builder.buildFunction("eval", body, evalInputs, evalOutputs))
     return failure();

@@ -27,13 +27,24 @@ constexpr llvm::StringLiteral kAttentionSoftmaxAttrName =
 
 /// The hyperparameter keys of a train entry, in declaration order; each is
 /// the buffer `@"T:hyper:KEY"`, which the runtime fills from the settings
-/// (or `--set`) before each call. docs/pipeline.md says what each means.
+/// (or `--set`) and its step counters before each call. docs/pipeline.md
+/// says what each means.
 inline llvm::ArrayRef<llvm::StringLiteral> getHyperKeys() {
   static constexpr llvm::StringLiteral keys[] = {
-      "step",   "total_steps", "lr",    "weight_decay", "momentum",
-      "beta1",  "beta2",       "eps",   "grad_clip",    "warmup",
-      "min_lr", "every",       "gamma", "seed",         "rng_counter"};
+      "step",        "total_steps",    "lr",        "weight_decay",
+      "momentum",    "beta1",          "beta2",     "eps",
+      "grad_clip",   "warmup",         "min_lr",    "every",
+      "gamma",       "seed",           "rng_counter", "optimizer_step",
+      "loss_scale"};
   return keys;
+}
+
+/// Whether `train` computes in f16 and so trains with dynamic loss scaling
+/// (its fwd_bwd seeds the backward with the `loss_scale` hyper, its update
+/// unscales, and skips on an inf/NaN gradient, storing `out:found_inf`).
+inline bool usesLossScaling(mlir::mdl::TrainOp train) {
+  auto precision = train.getSettings().getAs<mlir::StringAttr>("precision");
+  return precision && precision.getValue() == "f16";
 }
 
 /// `"ENTRY:KIND:KEY"`, e.g. `"fashion:in:image"` or `"fashion:state:m.w"`.

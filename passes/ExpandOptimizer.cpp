@@ -1,5 +1,6 @@
 // --mdl-expand-optimizer: builds each train entry's `update` function: the
-// scheduled learning rate, the global gradient norm and clipping, and the
+// scheduled learning rate, f16's unscaling and inf/NaN check
+// (torch.amp.GradScaler), the global gradient norm and clipping, and the
 // sgd/adam/adamw step of every parameter, exactly as torch.optim computes
 // them, on run-time hyperparameters. docs/passes/expand-optimizer.md.
 #include "passes/EntryUtils.h"
@@ -33,6 +34,8 @@ struct OptimizerConfig {
   /// SGD keeps momentum buffers when the settings ask for momentum; a
   /// run-time `momentum` cannot add them later.
   bool momentumBuffers = false;
+  /// f16: the gradients arrive multiplied by the `loss_scale` hyper.
+  bool lossScaling = false;
 };
 
 /// A parameter being updated and its gradient, as loaded and clipped.
@@ -50,6 +53,7 @@ FailureOr<OptimizerConfig> readConfig(mdl::TrainOp train) {
     return train.emitError("settings have no 'optimizer' with a 'kind'");
   OptimizerConfig config;
   config.kind = kind.getValue();
+  config.lossScaling = usesLossScaling(train);
   if (config.kind != "sgd" && config.kind != "adam" && config.kind != "adamw")
     return train.emitError("unknown optimizer '") << config.kind << "'";
   auto nesterov = optimizer.getAs<BoolAttr>("nesterov");
@@ -101,15 +105,24 @@ public:
     builder.create<mdl::StoreOp>(loc, value, symbol);
   }
 
-  /// Loads every gradient, stores their global norm, and scales them as
-  /// `torch.nn.utils.clip_grad_norm_` does when the hyper grad_clip > 0.
-  SmallVector<ParamGrad> loadClippedGrads(ArrayRef<mdl::ParamOp> params);
+  /// Loads every gradient (with loss scaling: unscales them and stores
+  /// whether any was inf or NaN), stores their global norm, and scales them
+  /// as `torch.nn.utils.clip_grad_norm_` does when the hyper grad_clip > 0.
+  SmallVector<ParamGrad> loadClippedGrads(const OptimizerConfig &config,
+                                          ArrayRef<mdl::ParamOp> params);
   /// The new value of the parameter, and stores of its optimizer state.
   Value step(const OptimizerConfig &config, const ParamGrad &param, Value lr);
 
   UpdateMath &getMath() { return math; }
 
 private:
+  /// GradScaler's unscale_: multiplies every gradient by the f32 inverse of
+  /// the loss scale and records in `skip` whether any value was inf or NaN.
+  void unscale(SmallVector<ParamGrad> &grads);
+  /// `updated`, or with loss scaling `old` when the step is skipped.
+  Value unlessSkipped(Value updated, Value old) {
+    return skip ? math.select(skip, old, updated) : updated;
+  }
   Value sgd(const OptimizerConfig &config, const ParamGrad &param, Value lr);
   Value adam(const OptimizerConfig &config, const ParamGrad &param, Value lr);
   /// An f64 scalar as the parameter's element type, where it meets it.
@@ -122,21 +135,63 @@ private:
   UpdateMath math;
   StringRef entry;
   llvm::StringMap<Value> hypers;
+  /// With loss scaling, the 0-d i1 "some gradient is inf or NaN".
+  Value skip;
 };
 
 } // namespace
 
+void UpdateBuilder::unscale(SmallVector<ParamGrad> &grads) {
+  // torch._amp_foreach_non_finite_check_and_unscale_: found_inf when any
+  // value of the scaled gradients is inf or NaN, then grad *= inv_scale,
+  // inv_scale = f32(1 / f64(scale)). g * 0 is 0 for a finite g and NaN for
+  // inf or NaN, so the sum of those over all gradients is NaN exactly when
+  // one is not finite (and never overflows).
+  Type f32 = builder.getF32Type();
+  SmallVector<Value> probes;
+  for (ParamGrad &grad : grads) {
+    auto type = cast<RankedTensorType>(grad.grad.getType());
+    Value zeros = math.mul(grad.grad, scalarFor(math.constant(0.0), grad.param));
+    if (type.getRank() > 0) {
+      SmallVector<int64_t> axes(type.getRank());
+      std::iota(axes.begin(), axes.end(), 0);
+      zeros = builder.create<mdl::SumOp>(loc, zeros, axes);
+    }
+    probes.push_back(builder.create<mdl::ReshapeOp>(
+        loc, math.cast(zeros, f32), ArrayRef<int64_t>{1}));
+  }
+  Value probe;
+  if (probes.empty()) {
+    probe = math.constant(0.0, f32);
+  } else {
+    Value stacked = builder.create<mdl::ConcatOp>(loc, probes, 0);
+    probe = builder.create<mdl::SumOp>(loc, stacked, ArrayRef<int64_t>{0});
+  }
+  skip = math.compare(mdl::CmpPredicate::ne, probe, probe);
+  store(math.select(skip, math.constant(1.0, f32), math.constant(0.0, f32)),
+        getBufferSymbol(entry, "out", "found_inf"));
+  Value inverse = math.cast(
+      math.div(math.constant(1.0), hyper("loss_scale")), f32);
+  for (ParamGrad &grad : grads)
+    grad.grad = math.mul(grad.grad, scalarFor(inverse, grad.param));
+}
+
 SmallVector<ParamGrad>
-UpdateBuilder::loadClippedGrads(ArrayRef<mdl::ParamOp> params) {
+UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
+                                ArrayRef<mdl::ParamOp> params) {
+  SmallVector<ParamGrad> grads;
+  for (mdl::ParamOp param : params)
+    grads.push_back(
+        {param, load(getGradSymbol(param.getSymName()), param.getType())});
+  if (config.lossScaling)
+    unscale(grads);
   // torch.nn.utils.clip_grad_norm_(norm_type=2): the norm of the
   // per-gradient norms, each computed in the gradient's dtype.
   Type f32 = builder.getF32Type();
-  SmallVector<ParamGrad> grads;
   SmallVector<Value> squaredNorms;
-  for (mdl::ParamOp param : params) {
-    RankedTensorType type = param.getType();
-    Value grad = load(getGradSymbol(param.getSymName()), type);
-    grads.push_back({param, grad});
+  for (ParamGrad &paramGrad : grads) {
+    RankedTensorType type = paramGrad.param.getType();
+    Value grad = paramGrad.grad;
     Value squares = math.mul(grad, grad);
     if (type.getRank() > 0) {
       SmallVector<int64_t> axes(type.getRank());
@@ -193,22 +248,23 @@ Value UpdateBuilder::sgd(const OptimizerConfig &config, const ParamGrad &param,
   if (config.momentumBuffers) {
     std::string symbol = getBufferSymbol(
         entry, "state", ("momentum." + target.getSymName()).str());
-    Value buffer = load(symbol, target.getType());
+    Value oldBuffer = load(symbol, target.getType());
     Value momentum = scalarFor(hyper("momentum"), target);
-    // First step: buf = clone(grad); later: buf.mul_(momentum).add_(grad).
-    Value step = hyper("step");
+    // The optimizer's first step: buf = clone(grad); later:
+    // buf.mul_(momentum).add_(grad).
+    Value step = hyper("optimizer_step");
     Value firstStep =
         math.compare(mdl::CmpPredicate::eq, step, math.constant(1.0));
-    Value accumulated = math.add(math.mul(buffer, momentum), grad);
-    buffer = math.select(firstStep, grad, accumulated);
-    store(buffer, symbol);
+    Value accumulated = math.add(math.mul(oldBuffer, momentum), grad);
+    Value buffer = math.select(firstStep, grad, accumulated);
+    store(unlessSkipped(buffer, oldBuffer), symbol);
     // nesterov: grad = grad.add(buf, alpha=momentum); else grad = buf.
     grad =
         config.nesterov ? math.add(grad, math.mul(momentum, buffer)) : buffer;
   }
   // param.add_(grad, alpha=-lr)
   Value stepLr = scalarFor(lr, target);
-  return math.sub(p, math.mul(stepLr, grad));
+  return unlessSkipped(math.sub(p, math.mul(stepLr, grad)), p);
 }
 
 Value UpdateBuilder::adam(const OptimizerConfig &config, const ParamGrad &param,
@@ -219,11 +275,13 @@ Value UpdateBuilder::adam(const OptimizerConfig &config, const ParamGrad &param,
   mdl::ParamOp target = param.param;
   StringRef name = target.getSymName();
   RankedTensorType type = target.getType();
-  Value p = load(name, type);
+  Value oldP = load(name, type);
+  Value p = oldP;
   std::string mSymbol = getBufferSymbol(entry, "state", ("m." + name).str());
   std::string vSymbol = getBufferSymbol(entry, "state", ("v." + name).str());
-  Value m = load(mSymbol, type);
-  Value v = load(vSymbol, type);
+  Value oldM = load(mSymbol, type);
+  Value oldV = load(vSymbol, type);
+  Value m = oldM, v = oldV;
   Value one = math.constant(1.0);
   Value weightDecay = hyper("weight_decay");
   Value grad = param.grad;
@@ -255,10 +313,11 @@ Value UpdateBuilder::adam(const OptimizerConfig &config, const ParamGrad &param,
   Value vKept = math.mul(v, scalarFor(beta2, target));
   Value gradScaled = math.mul(scalarFor(math.sub(one, beta2), target), grad);
   v = math.add(vKept, math.mul(gradScaled, grad));
-  store(m, mSymbol);
-  store(v, vSymbol);
-  // bias_correction1/2 = 1 - beta1/2 ** step; step_size = lr / bc1, in f64.
-  Value step = hyper("step");
+  store(unlessSkipped(m, oldM), mSymbol);
+  store(unlessSkipped(v, oldV), vSymbol);
+  // bias_correction1/2 = 1 - beta1/2 ** step; step_size = lr / bc1, in f64,
+  // with the optimizer's own step count.
+  Value step = hyper("optimizer_step");
   Value correction1 = math.sub(one, math.pow(beta1, step));
   Value correction2 = math.sub(one, math.pow(beta2, step));
   Value stepSize = math.div(lr, correction1);
@@ -268,7 +327,7 @@ Value UpdateBuilder::adam(const OptimizerConfig &config, const ParamGrad &param,
   Value denom = math.add(math.div(math.sqrt(v), correction2Root), eps);
   // param.addcdiv_(exp_avg, denom, value=-step_size)
   Value numerator = math.mul(scalarFor(stepSize, target), m);
-  return math.sub(p, math.div(numerator, denom));
+  return unlessSkipped(math.sub(p, math.div(numerator, denom)), oldP);
 }
 
 namespace {
@@ -343,6 +402,8 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
   SmallVector<std::string> required = {
       getBufferSymbol(name, "out", "lr"),
       getBufferSymbol(name, "out", "grad_norm")};
+  if (config->lossScaling)
+    required.push_back(getBufferSymbol(name, "out", "found_inf"));
   for (StringRef key : getHyperKeys())
     required.push_back(getBufferSymbol(name, "hyper", key));
   // The state buffers, zero-initialised by the runtime: `KIND.PARAM`.
@@ -382,7 +443,7 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
   UpdateMath &math = body.getMath();
   Value lr = buildScheduledLearningRate(
       math, config->schedule, [&](StringRef key) { return body.hyper(key); });
-  SmallVector<ParamGrad> grads = body.loadClippedGrads(*params);
+  SmallVector<ParamGrad> grads = body.loadClippedGrads(*config, *params);
   for (ParamGrad &grad : grads) {
     body.store(body.step(*config, grad, lr), grad.param.getSymName());
     body.store(math.splat(grad.param.getType(), 0.0),

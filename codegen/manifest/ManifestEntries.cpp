@@ -124,6 +124,16 @@ writeSchedule(flatbuffers::FlatBufferBuilder &fbb, Settings &settings) {
   return schedule.Finish();
 }
 
+flatbuffers::Offset<fb::GradScaler>
+writeGradScaler(flatbuffers::FlatBufferBuilder &fbb, Settings &settings) {
+  fb::GradScalerBuilder scaler(fbb);
+  scaler.add_init_scale(settings.getFloat("init_scale"));
+  scaler.add_growth_factor(settings.getFloat("growth_factor"));
+  scaler.add_backoff_factor(settings.getFloat("backoff_factor"));
+  scaler.add_growth_interval(settings.getInt("growth_interval"));
+  return scaler.Finish();
+}
+
 FailureOr<flatbuffers::Offset<fb::TrainEntry>>
 writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train,
                 const UserNames &names) {
@@ -143,6 +153,14 @@ writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train,
            scheduleSettings = settings.sub("schedule");
   auto optimizer = writeOptimizer(fbb, optimizerSettings);
   auto schedule = writeSchedule(fbb, scheduleSettings);
+  Settings scalerSettings = settings.sub("grad_scaler");
+  flatbuffers::Offset<fb::GradScaler> scaler;
+  if (settings.has("grad_scaler"))
+    scaler = writeGradScaler(fbb, scalerSettings);
+  else if (settings.getString("precision") == "f16")
+    return train.emitError("precision f16 needs the 'grad_scaler' settings "
+                           "(init_scale, growth_factor, backoff_factor, "
+                           "growth_interval)");
 
   fb::TrainEntryBuilder entry(fbb);
   entry.add_name(name);
@@ -167,9 +185,12 @@ writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train,
   entry.add_checkpoint_keep(checkpoint.getInt("keep"));
   entry.add_log_every(log.getInt("every", 10));
   entry.add_outputs(outputs);
+  if (!scaler.IsNull())
+    entry.add_grad_scaler(scaler);
   auto offset = entry.Finish();
   for (Settings *part : {&settings, &eval, &checkpoint, &log,
-                         &optimizerSettings, &scheduleSettings})
+                         &optimizerSettings, &scheduleSettings,
+                         &scalerSettings})
     if (part->failed())
       return failure();
   return offset;

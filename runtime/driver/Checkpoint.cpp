@@ -100,6 +100,9 @@ std::string stateJson(const CheckpointState &s) {
   j["batch_in_epoch"] = s.batchInEpoch;
   j["rng_counter"] = s.rngCounter;
   j["loss_scale"] = s.lossScale;
+  j["growth_tracker"] = s.growthTracker;
+  j["skipped_steps"] = s.skippedSteps;
+  j["precision"] = s.precision;
   j["source_hash"] = s.sourceHash;
   j["entry"] = s.entry;
   j["total_steps"] = s.totalSteps;
@@ -385,6 +388,15 @@ Result<CheckpointState> parseCheckpointState(const std::string &text,
           "{}: \"loss_scale\" must be a finite number > 0, not {}", path,
           scale.dump()));
     s.lossScale = scale.get<double>();
+    // Older checkpoints have no loss-scaling state: f32 or bf16 runs.
+    if (j.contains("growth_tracker"))
+      s.growthTracker =
+          integerField<int64_t>(j, "growth_tracker", 0, kMaxCount, path);
+    if (j.contains("skipped_steps"))
+      s.skippedSteps =
+          integerField<int64_t>(j, "skipped_steps", 0, s.step, path);
+    if (j.contains("precision"))
+      s.precision = j.at("precision").get<std::string>();
     s.sourceHash = j.at("source_hash").get<std::string>();
     s.entry = j.at("entry").get<std::string>();
     if (j.contains("params_finite"))

@@ -19,7 +19,13 @@ struct CheckpointState {
   int64_t epoch = 0;        // data cursor: the next global batch is batch
   int64_t batchInEpoch = 0; // `batchInEpoch` of epoch `epoch` (0-based)
   uint64_t rngCounter = 0;  // the rng_counter hyper after the last fwd_bwd
+  /// f16's loss scaling: the scale for the next step and GradScaler's
+  /// growth tracker (1 and 0 in other precisions), and the steps whose
+  /// update it skipped (the optimizer's own step count is step less these).
   double lossScale = 1;
+  int64_t growthTracker = 0;
+  int64_t skippedSteps = 0;
+  std::string precision; // the entry's; "" in older checkpoints
   std::string sourceHash;
   std::string entry;
   int64_t totalSteps = 0;

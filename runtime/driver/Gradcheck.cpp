@@ -208,7 +208,7 @@ Status runGradcheck(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   std::vector<int64_t> firstBatch(size_t(e.batch));
   std::iota(firstBatch.begin(), firstBatch.end(), 0);
   data->load(firstBatch.data(), *arena);
-  hypers->write({1, 1, 1}, *arena); // step 1 of 1, rng_counter 1
+  hypers->write({1, 1, 1, 1}, *arena); // step 1 of 1, rng_counter 1
 
   io.err << fmt::format(
       "gradcheck {}: the first batch of {} samples of data set '{}', seed {}, "

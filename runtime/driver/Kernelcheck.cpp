@@ -181,7 +181,7 @@ Status runKernelcheck(const Manifest &m, const CommandLine &cl,
     Result<Hypers> hypers = Hypers::bind(m, e.name, *settings);
     if (!hypers)
       return hypers.status();
-    hypers->write({1, 100, 1}, *arena);
+    hypers->write({1, 100, 1, 1}, *arena);
   }
   Result<std::unique_ptr<cuda::Device>> device =
       gpuBackend().open(choice->ordinal, m);

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -231,6 +233,24 @@ Status copyEntries(const fb::Program &p, Manifest &m) {
       e.checkpointKeep = t->checkpoint_keep();
       e.logEvery = t->log_every();
       e.outputs = strings(t->outputs());
+      if (const fb::GradScaler *g = t->grad_scaler()) {
+        e.gradScaler = GradScalerInfo{g->init_scale(), g->growth_factor(),
+                                      g->backoff_factor(),
+                                      g->growth_interval()};
+        if (!(e.gradScaler->initScale > 0 &&
+              e.gradScaler->initScale <= FLT_MAX &&
+              e.gradScaler->growthFactor > 1 &&
+              std::isfinite(e.gradScaler->growthFactor) &&
+              e.gradScaler->backoffFactor > 0 &&
+              e.gradScaler->backoffFactor < 1 &&
+              e.gradScaler->growthInterval >= 1))
+          return corrupt("train entry " + e.name +
+                         " has invalid grad_scaler settings");
+      }
+      if ((e.precision == "f16") != e.gradScaler.has_value())
+        return corrupt("train entry " + e.name +
+                       (e.gradScaler ? " has grad_scaler settings but is not f16"
+                                     : " is f16 without grad_scaler settings"));
       if (e.batch < 1 || e.accumulate < 1 || e.logEvery < 1 || e.seed < 0 ||
           e.epochs < 0 || e.steps < 0 || e.evalEvery < 0 || e.evalSteps < 0 ||
           e.checkpointEvery < 0 || e.checkpointKeep < 0)

@@ -73,6 +73,12 @@ struct ScheduleInfo {
   double gamma = 0;
 };
 
+/// torch.amp.GradScaler's settings: an f16 entry's `grad_scaler { }`.
+struct GradScalerInfo {
+  double initScale = 65536, growthFactor = 2, backoffFactor = 0.5;
+  int64_t growthInterval = 2000;
+};
+
 struct TrainInfo {
   std::string name, data;
   int64_t batch = 0, accumulate = 1, epochs = 0, steps = 0, seed = 0;
@@ -89,6 +95,8 @@ struct TrainInfo {
   int64_t checkpointKeep = 0;
   int64_t logEvery = 10;
   std::vector<std::string> outputs; // "loss", then the metrics
+  /// Present exactly when the precision is f16 (dynamic loss scaling).
+  std::optional<GradScalerInfo> gradScaler;
 };
 
 struct InferInfo {

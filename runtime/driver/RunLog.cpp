@@ -66,6 +66,9 @@ void RunLog::step(const StepRecord &r) {
     text += fmt::format(" {} {:.4f}", names_[i + 1], r.metrics[i]);
   if (r.lr)
     text += fmt::format(" lr {:.1e}", *r.lr);
+  if (r.lossScale)
+    text += fmt::format(" scale {:g} skipped {}", *r.lossScale,
+                        r.skippedSteps.value_or(0));
   text += fmt::format(" {} {:.0f}", tokens_ ? "tokens/s" : "samples/s",
                       r.throughput);
   if (io_->outIsTerminal) {
@@ -88,6 +91,10 @@ void RunLog::step(const StepRecord &r) {
   j[tokens_ ? "tokens_per_s" : "samples_per_s"] = r.throughput;
   if (r.gradNorm)
     j["grad_norm"] = *r.gradNorm;
+  if (r.lossScale)
+    j["loss_scale"] = *r.lossScale;
+  if (r.skippedSteps)
+    j["skipped_steps"] = *r.skippedSteps;
   writeJson(j.dump());
 }
 

@@ -25,6 +25,10 @@ struct StepRecord {
   double loss = 0;
   std::vector<double> metrics; // in the order of the metric names
   std::optional<double> lr, gradNorm;
+  /// f16: the loss scale this step's backward used, and the steps skipped
+  /// so far (this one included) for an inf/NaN gradient.
+  std::optional<double> lossScale;
+  std::optional<int64_t> skippedSteps;
   double throughput = 0; // samples or tokens per second
 };
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -50,6 +51,20 @@ Key real(const char *name, double RunSettings::*field, double lo, bool openLo,
         if (!v || *v < lo || (openLo && *v == lo) || *v >= hi)
           return std::string(expected);
         r.*field = *v;
+        return std::nullopt;
+      }};
+}
+
+/// A `grad_scaler.` key: a number strictly between lo and hi.
+Key scaler(const char *name, double GradScalerInfo::*field, double lo,
+           double hi, const char *expected) {
+  return {
+      name,
+      [=](const std::string &s, RunSettings &r) -> std::optional<std::string> {
+        std::optional<double> v = parseReal(s);
+        if (!v || !(*v > lo && *v < hi))
+          return std::string(expected);
+        r.gradScaler.value().*field = *v;
         return std::nullopt;
       }};
 }
@@ -115,6 +130,21 @@ const std::vector<Key> &keys() {
               "an integer >= 0 (0 = the whole eval set)"),
       integer("checkpoint.every", &RunSettings::checkpointEvery, 0,
               "an integer >= 0 (0 = only at the end)"),
+      // torch.amp.GradScaler's checks; precision f16 only.
+      scaler("grad_scaler.init_scale", &GradScalerInfo::initScale, 0,
+             FLT_MAX, "a number > 0 (at most the largest f32)"),
+      scaler("grad_scaler.growth_factor", &GradScalerInfo::growthFactor, 1,
+             inf, "a number > 1"),
+      scaler("grad_scaler.backoff_factor", &GradScalerInfo::backoffFactor, 0,
+             1, "a number between 0 and 1"),
+      {"grad_scaler.growth_interval",
+       [](const std::string &s, RunSettings &r) -> std::optional<std::string> {
+         std::optional<int64_t> v = parseInt(s);
+         if (!v || *v < 1)
+           return std::string("an integer >= 1");
+         r.gradScaler->growthInterval = *v;
+         return std::nullopt;
+       }},
   };
   return table;
 }
@@ -159,6 +189,7 @@ Result<RunSettings> resolveSettings(const TrainInfo &entry,
   r.evalEvery = entry.evalEvery;
   r.evalSteps = entry.evalSteps;
   r.checkpointEvery = entry.checkpointEvery;
+  r.gradScaler = entry.gradScaler;
   for (const std::string &set : sets) {
     size_t eq = set.find('=');
     if (eq == std::string::npos)
@@ -172,6 +203,11 @@ Result<RunSettings> resolveSettings(const TrainInfo &entry,
     if (!found)
       return Status::error(fmt::format(
           "--set {}: unknown key '{}'; valid keys: {}", set, key, validKeys()));
+    if (key.rfind("grad_scaler.", 0) == 0 && !r.gradScaler)
+      return Status::error(fmt::format(
+          "--set {}: train entry '{}' is {}: loss scaling (grad_scaler.*) "
+          "is for precision f16 only",
+          set, entry.name, entry.precision));
     if (std::optional<std::string> expected = found->apply(value, r))
       return Status::error(
           fmt::format("--set {}: bad value '{}', {} takes {}; valid keys: {}",
@@ -186,19 +222,28 @@ std::vector<std::pair<std::string, std::string>>
 trajectorySettings(const RunSettings &s) {
   auto real = [](double v) { return fmt::format("{:.17g}", v); };
   auto integer = [](int64_t v) { return std::to_string(v); };
-  return {{"lr", real(s.lr)},
-          {"weight_decay", real(s.weightDecay)},
-          {"momentum", real(s.momentum)},
-          {"beta1", real(s.beta1)},
-          {"beta2", real(s.beta2)},
-          {"eps", real(s.eps)},
-          {"grad_clip", real(s.gradClip)},
-          {"shuffle", s.shuffle ? "true" : "false"},
-          {"warmup", integer(s.warmup)},
-          {"min_lr", real(s.minLr)},
-          {"every", integer(s.every)},
-          {"gamma", real(s.gamma)},
-          {"seed", std::to_string(s.seed)}};
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"lr", real(s.lr)},
+      {"weight_decay", real(s.weightDecay)},
+      {"momentum", real(s.momentum)},
+      {"beta1", real(s.beta1)},
+      {"beta2", real(s.beta2)},
+      {"eps", real(s.eps)},
+      {"grad_clip", real(s.gradClip)},
+      {"shuffle", s.shuffle ? "true" : "false"},
+      {"warmup", integer(s.warmup)},
+      {"min_lr", real(s.minLr)},
+      {"every", integer(s.every)},
+      {"gamma", real(s.gamma)},
+      {"seed", std::to_string(s.seed)}};
+  if (const std::optional<GradScalerInfo> &g = s.gradScaler) {
+    out.push_back({"grad_scaler.init_scale", real(g->initScale)});
+    out.push_back({"grad_scaler.growth_factor", real(g->growthFactor)});
+    out.push_back({"grad_scaler.backoff_factor", real(g->backoffFactor)});
+    out.push_back(
+        {"grad_scaler.growth_interval", integer(g->growthInterval)});
+  }
+  return out;
 }
 
 Result<double> hyperValue(const RunSettings &s, const std::string &key,
@@ -219,6 +264,8 @@ Result<double> hyperValue(const RunSettings &s, const std::string &key,
       {"gamma", s.gamma},
       {"seed", double(s.seed)},
       {"rng_counter", double(c.rngCounter)},
+      {"optimizer_step", double(c.optimizerStep)},
+      {"loss_scale", c.lossScale},
   };
   for (const auto &[name, value] : values)
     if (key == name)

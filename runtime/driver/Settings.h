@@ -19,6 +19,9 @@ struct RunSettings {
   uint64_t seed = 0;
   bool shuffle = true;
   int64_t logEvery = 10, evalEvery = 0, evalSteps = 0, checkpointEvery = 0;
+  /// f16's loss scaling (the entry's `grad_scaler { }` with --set
+  /// grad_scaler.KEY applied); absent for f32 and bf16.
+  std::optional<GradScalerInfo> gradScaler;
 };
 
 /// The keys `--set` accepts, in the order the error message lists them.
@@ -39,9 +42,13 @@ trajectorySettings(const RunSettings &settings);
 
 /// Where the optimizer step stands when the hypers are written.
 struct StepCounters {
-  int64_t step = 0;       // the optimizer step about to run, 1-based
+  int64_t step = 0;       // the train step about to run, 1-based
   int64_t totalSteps = 0; // S
   uint64_t rngCounter = 0;
+  /// The optimizer's own count for this step (torch's state['step']): step
+  /// less the steps f16's loss scaling skipped.
+  int64_t optimizerStep = 0;
+  double lossScale = 1; // what the backward multiplies the loss by
 };
 
 /// The value of the hyper buffer `key` (docs/pipeline.md); an unknown key is

@@ -88,6 +88,13 @@ Status bindFunctionsAndOutputs(const Manifest &m, TrainPlan &p) {
       return b.status();
     (std::string(key) == "lr" ? p.lr : p.gradNorm) = b->front();
   }
+  if (p.entry->gradScaler) {
+    Result<std::vector<const BufferInfo *>> found =
+        scalarOutputs(m, Phase::Train, name, {"found_inf"});
+    if (!found)
+      return found.status();
+    p.foundInf = found->front();
+  }
   Result<Hypers> hypers = Hypers::bind(m, name, p.settings);
   if (!hypers)
     return hypers.status();

@@ -29,6 +29,7 @@ struct TrainPlan {
   std::vector<const BufferInfo *> outputs; // "loss", then the metrics
   const BufferInfo *lr = nullptr;          // optional outputs of update
   const BufferInfo *gradNorm = nullptr;
+  const BufferInfo *foundInf = nullptr; // f16: update's inf/NaN verdict
   int64_t globalBatch = 0; // batch × accumulate × ranks
   int64_t stepsPerEpoch = 0;
   int64_t totalSteps = 0;

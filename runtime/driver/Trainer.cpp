@@ -4,6 +4,7 @@
 
 #include "runtime/data/BatchOrder.h"
 #include "runtime/driver/Devices.h"
+#include "runtime/driver/GradScaler.h"
 #include "runtime/driver/Initializers.h"
 #include "runtime/driver/Preflight.h"
 #include "runtime/driver/Signals.h"
@@ -32,6 +33,14 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
                         e.name, deviceText(arena), e.batch, e.accumulate,
                         cl.ranks, p.totalSteps, p.stepsPerEpoch,
                         p.data->numSamples());
+  std::string precision = "precision " + e.precision;
+  if (const std::optional<GradScalerInfo> &g = p.settings.gradScaler)
+    precision += fmt::format(" with dynamic loss scaling (initial scale {:g}, "
+                             "x{:g} after {} finite steps, x{:g} and the step "
+                             "skipped on inf/NaN)",
+                             g->initScale, g->growthFactor, g->growthInterval,
+                             g->backoffFactor);
+  io.err << precision << "\n";
   if (const cuda::Device *d = arena.device())
     io.err << fmt::format("parameters {}, arena {} planned on the GPU ({} "
                           "kernels)\n",
@@ -61,7 +70,10 @@ public:
       : p_(plan), cl_(cl), identity_(std::move(identity)), arena_(arena),
         log_(log), io_(io), started_(started),
         order_(plan.data->numSamples(), plan.globalBatch, plan.settings.shuffle,
-               plan.settings.seed) {}
+               plan.settings.seed) {
+    if (plan.settings.gradScaler)
+      scaler_.emplace(*plan.settings.gradScaler);
+  }
 
   Status resume() {
     Result<CheckpointState> s =
@@ -88,6 +100,15 @@ public:
     step_ = lastCheckpoint_ = s->step;
     lastCheckpointDir_ = p_.checkpoint.resumeFrom;
     counter_ = s->rngCounter;
+    skippedSteps_ = s->skippedSteps;
+    // The scale goes on from an f16 run's checkpoint; a run that was not
+    // f16 (or an older checkpoint) leaves the scaler at its initial scale.
+    if (scaler_ && s->precision == "f16" &&
+        !scaler_->restore(s->lossScale, s->growthTracker))
+      return Status::error(fmt::format(
+          "{}: its loss scale {} cannot be restored (not a positive f32); "
+          "was the file edited?",
+          p_.checkpoint.resumeFrom, s->lossScale));
     order_.seek(s->epoch, s->batchInEpoch);
     cursor_ = {order_.epoch(), order_.batchInEpoch()};
     return Status();
@@ -157,6 +178,10 @@ private:
   Prefetched next_;
   int64_t step_ = 0;
   uint64_t counter_ = 0;
+  /// f16: torch.amp.GradScaler's state. The steps it skipped (kept in every
+  /// precision, so that a resumed f16 run's optimizer count carries over).
+  std::optional<GradScaler> scaler_;
+  int64_t skippedSteps_ = 0;
   int64_t lastCheckpoint_ = -1, lastEval_ = -1;
   std::string lastCheckpointDir_;
   double trainSeconds_ = 0;
@@ -170,6 +195,12 @@ Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
   state.epoch = epoch;
   state.batchInEpoch = batchInEpoch;
   state.rngCounter = counter;
+  state.precision = p_.entry->precision;
+  state.skippedSteps = skippedSteps_;
+  if (scaler_) {
+    state.lossScale = scaler_->scale();
+    state.growthTracker = scaler_->growthTracker();
+  }
   MODELC_RETURN_IF_ERROR(arena_.pullPersistent());
   state.paramsFinite = allFinite(p_.tensors.params, arena_);
   Result<std::string> dir = writeCheckpoint(
@@ -214,7 +245,9 @@ Status TrainLoop::runStep(int64_t s) {
   }
   bool loaded = next_.loaded;
   next_ = {};
-  p_.hypers->write({s, p_.totalSteps, counter_}, arena_);
+  double lossScale = scaler_ ? scaler_->scale() : 1.0;
+  p_.hypers->write(
+      {s, p_.totalSteps, counter_, s - skippedSteps_, lossScale}, arena_);
   std::vector<double> sums(p_.outputs.size(), 0.0);
   for (int64_t a = 0; a < e.accumulate; ++a) {
     if (!loaded)
@@ -244,10 +277,25 @@ Status TrainLoop::runStep(int64_t s) {
     return diverged(s, sums[0]);
   // The update's outputs (lr, grad norm) are read only on logged steps;
   // otherwise the host goes on to the next step while the device updates.
+  // With loss scaling the host waits every step: the next step's scale
+  // depends on whether this one's gradients were finite.
   MODELC_RETURN_IF_ERROR(arena_.launch(p_.update));
   bool logged = s % p_.settings.logEvery == 0 || s == p_.totalSteps;
-  if (logged)
+  if (logged || scaler_)
     MODELC_RETURN_IF_ERROR(arena_.finish(p_.update));
+  if (scaler_) {
+    bool skipped = arena_.readScalar(*p_.foundInf) != 0;
+    skippedSteps_ += skipped;
+    scaler_->update(skipped);
+    if (scaler_->scale() == 0)
+      return Status::error(
+          fmt::format("training diverged at step {}: the loss scale fell to "
+                      "0 after {} skipped steps (the gradients are inf or "
+                      "NaN at every scale); start again with a lower "
+                      "learning rate, e.g. --set lr={:g}, or use bf16",
+                      s, skippedSteps_, p_.settings.lr / 10),
+          kExitDiverged);
+  }
   trainSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   samplesSinceLog_ += p_.globalBatch;
 
@@ -260,6 +308,10 @@ Status TrainLoop::runStep(int64_t s) {
       r.lr = arena_.readScalar(*p_.lr);
     if (p_.gradNorm)
       r.gradNorm = arena_.readScalar(*p_.gradNorm);
+    if (scaler_) {
+      r.lossScale = lossScale;
+      r.skippedSteps = skippedSteps_;
+    }
     int64_t tokens = p_.data->tokensPerSample();
     double units = double(samplesSinceLog_) * double(tokens ? tokens : 1);
     r.throughput = trainSeconds_ > 0 ? units / trainSeconds_ : 0;

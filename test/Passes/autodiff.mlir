@@ -224,3 +224,27 @@ func.func @f64_loss() attributes {mdl.autodiff = {loss = @loss, scale = 2.000000
   mdl.store %sq, @loss : tensor<f64>
   return
 }
+
+// -----
+
+// f16's dynamic loss scaling: `loss_scale` names an f64 scalar (the hyper
+// the runtime writes); the seed is scale * loss_scale in the loss's type,
+// torch.amp.GradScaler's scale(loss) of the loss already divided by
+// `accumulate`.
+
+// CHECK-LABEL: func.func @scaled()
+// CHECK:      mdl.store %[[SQ:.*]], @loss
+// CHECK-NEXT: %[[SEED:.*]] = mdl.constant dense<2.500000e-01> : tensor<f32>
+// CHECK-NEXT: %[[S64:.*]] = mdl.load @"t:hyper:loss_scale" : tensor<f64>
+// CHECK-NEXT: %[[S:.*]] = mdl.cast %[[S64]] : tensor<f64> -> tensor<f32>
+// CHECK-NEXT: %[[SCALED:.*]] = mdl.mul %[[SEED]], %[[S]] : tensor<f32>, tensor<f32> -> tensor<f32>
+// CHECK-NEXT: mdl.mul %[[SCALED]], %{{.*}}
+mdl.param @w : tensor<f32> = zeros()
+mdl.buffer @loss : tensor<f32> {entry = "t", key = "loss", phase = "train", role = "output"}
+mdl.buffer @"t:hyper:loss_scale" : tensor<f64> {entry = "t", key = "loss_scale", phase = "train", role = "hyper"}
+func.func @scaled() attributes {mdl.autodiff = {loss = @loss, loss_scale = @"t:hyper:loss_scale", scale = 2.500000e-01 : f64}} {
+  %w = mdl.param_ref @w : tensor<f32>
+  %sq = mdl.mul %w, %w : tensor<f32>, tensor<f32> -> tensor<f32>
+  mdl.store %sq, @loss : tensor<f32>
+  return
+}

@@ -27,6 +27,8 @@
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:gamma" : tensor<f64>
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:seed" : tensor<f64>
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:rng_counter" : tensor<f64> {entry = "fashion", key = "rng_counter", phase = "train", role = "hyper"}
+// CHECK-NEXT: mdl.buffer @"fashion:hyper:optimizer_step" : tensor<f64> {entry = "fashion", key = "optimizer_step", phase = "train", role = "hyper"}
+// CHECK-NEXT: mdl.buffer @"fashion:hyper:loss_scale" : tensor<f64> {entry = "fashion", key = "loss_scale", phase = "train", role = "hyper"}
 // CHECK-NEXT: mdl.buffer @"fashion:eval_in:image" : tensor<8x4x4xui8> {entry = "fashion", key = "image", phase = "eval", role = "input"}
 // CHECK-NEXT: mdl.buffer @"fashion:eval_in:label" : tensor<8xui8> {entry = "fashion", key = "label", phase = "eval", role = "input"}
 // CHECK-NEXT: mdl.buffer @"fashion:eval_out:loss" : tensor<f32> {entry = "fashion", key = "loss", phase = "eval", role = "output"}
@@ -90,6 +92,26 @@ mdl.data @d {
   mdl.field "x" : tensor<f32> = npy "x.npy"
 }
 mdl.train @t data @d outputs ["loss"] settings {batch = 2 : i64} {
+^bb0(%x: tensor<2xf32>):
+  %s = mdl.sum %x axes = [0] : tensor<2xf32> -> tensor<f32>
+  mdl.yield %s : tensor<f32>
+}
+
+// -----
+
+// precision f16: update also stores `found_inf`, and the backward's seed is
+// multiplied by the loss_scale hyper (dynamic loss scaling).
+
+// CHECK-LABEL: mdl.train @half
+// CHECK: mdl.buffer @"half:out:grad_norm"
+// CHECK-NEXT: mdl.buffer @"half:out:found_inf" : tensor<f32> {entry = "half", key = "found_inf", phase = "train", role = "output"}
+// CHECK: mdl.buffer @"half:hyper:loss_scale" : tensor<f64>
+// CHECK-LABEL: func.func @half.fwd_bwd()
+// CHECK-SAME: mdl.autodiff = {loss = @"half:out:loss", loss_scale = @"half:hyper:loss_scale", scale = 1.000000e+00 : f64}
+mdl.data @d {
+  mdl.field "x" : tensor<f32> = npy "x.npy"
+}
+mdl.train @half data @d outputs ["loss"] settings {batch = 2 : i64, precision = "f16"} {
 ^bb0(%x: tensor<2xf32>):
   %s = mdl.sum %x axes = [0] : tensor<2xf32> -> tensor<f32>
   mdl.yield %s : tensor<f32>

@@ -66,7 +66,7 @@
 
 // Bias corrections 1 - beta^s and step_size = lr / bc1 in f64;
 // p -= step_size m / (sqrt(v) / sqrt(bc2) + eps).
-// CHECK-NEXT: %[[S:.*]] = mdl.load @"t:hyper:step" : tensor<f64>
+// CHECK-NEXT: %[[S:.*]] = mdl.load @"t:hyper:optimizer_step" : tensor<f64>
 // CHECK-NEXT: %[[B1S:.*]] = mdl.pow %[[B1]], %[[S]] : tensor<f64>, tensor<f64> -> tensor<f64>
 // CHECK-NEXT: %[[BC1:.*]] = mdl.sub %[[ONE]], %[[B1S]]
 // CHECK-NEXT: %[[B2S:.*]] = mdl.pow %[[B2]], %[[S]]

@@ -37,7 +37,7 @@
 // MOMENTUM-NEXT: %[[B:.*]] = mdl.load @"t:state:momentum.w" : tensor<4x3xf32>
 // MOMENTUM-NEXT: %[[MU:.*]] = mdl.load @"t:hyper:momentum" : tensor<f64>
 // MOMENTUM-NEXT: %[[MU32:.*]] = mdl.cast %[[MU]] : tensor<f64> -> tensor<f32>
-// MOMENTUM-NEXT: %[[S:.*]] = mdl.load @"t:hyper:step" : tensor<f64>
+// MOMENTUM-NEXT: %[[S:.*]] = mdl.load @"t:hyper:optimizer_step" : tensor<f64>
 // MOMENTUM-NEXT: %[[ONE:.*]] = mdl.constant dense<1.000000e+00> : tensor<f64>
 // MOMENTUM-NEXT: %[[FIRST:.*]] = mdl.compare eq, %[[S]], %[[ONE]] : tensor<f64>, tensor<f64> -> tensor<i1>
 // MOMENTUM-NEXT: %[[KEPT:.*]] = mdl.mul %[[B]], %[[MU32]]

@@ -22,12 +22,12 @@
 // The norm of the per-gradient norms (clip_grad_norm_), a 0-d gradient
 // without a reduction.
 // CHECK-NEXT: %[[GW:.*]] = mdl.load @"grad:w" : tensor<4x3xf32>
+// CHECK-NEXT: %[[GS:.*]] = mdl.load @"grad:s" : tensor<f32>
 // CHECK-NEXT: %[[SQW:.*]] = mdl.mul %[[GW]], %[[GW]]
 // CHECK-NEXT: %[[SUMW:.*]] = mdl.sum %[[SQW]] axes = [0, 1] : tensor<4x3xf32> -> tensor<f32>
 // CHECK-NEXT: %[[NW:.*]] = mdl.sqrt %[[SUMW]] : tensor<f32>
 // CHECK-NEXT: %[[NW2:.*]] = mdl.mul %[[NW]], %[[NW]]
 // CHECK-NEXT: %[[RW:.*]] = mdl.reshape %[[NW2]] : tensor<f32> -> tensor<1xf32>
-// CHECK-NEXT: %[[GS:.*]] = mdl.load @"grad:s" : tensor<f32>
 // CHECK-NEXT: %[[SQS:.*]] = mdl.mul %[[GS]], %[[GS]]
 // CHECK-NEXT: %[[NS:.*]] = mdl.sqrt %[[SQS]] : tensor<f32>
 // CHECK-NEXT: %[[NS2:.*]] = mdl.mul %[[NS]], %[[NS]]

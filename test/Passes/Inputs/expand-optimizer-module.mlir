@@ -19,6 +19,7 @@ mdl.buffer @"t:in:x" : tensor<2x4xf32> {entry = "t", key = "x", phase = "train",
 mdl.buffer @"t:out:loss" : tensor<f32> {entry = "t", key = "loss", phase = "train", role = "output"}
 mdl.buffer @"t:out:lr" : tensor<f32> {entry = "t", key = "lr", phase = "train", role = "output"}
 mdl.buffer @"t:out:grad_norm" : tensor<f32> {entry = "t", key = "grad_norm", phase = "train", role = "output"}
+mdl.buffer @"t:out:found_inf" : tensor<f32> {entry = "t", key = "found_inf", phase = "train", role = "output"}
 mdl.buffer @"t:hyper:step" : tensor<f64> {entry = "t", key = "step", phase = "train", role = "hyper"}
 mdl.buffer @"t:hyper:total_steps" : tensor<f64> {entry = "t", key = "total_steps", phase = "train", role = "hyper"}
 mdl.buffer @"t:hyper:lr" : tensor<f64> {entry = "t", key = "lr", phase = "train", role = "hyper"}
@@ -34,6 +35,8 @@ mdl.buffer @"t:hyper:every" : tensor<f64> {entry = "t", key = "every", phase = "
 mdl.buffer @"t:hyper:gamma" : tensor<f64> {entry = "t", key = "gamma", phase = "train", role = "hyper"}
 mdl.buffer @"t:hyper:seed" : tensor<f64> {entry = "t", key = "seed", phase = "train", role = "hyper"}
 mdl.buffer @"t:hyper:rng_counter" : tensor<f64> {entry = "t", key = "rng_counter", phase = "train", role = "hyper"}
+mdl.buffer @"t:hyper:optimizer_step" : tensor<f64> {entry = "t", key = "optimizer_step", phase = "train", role = "hyper"}
+mdl.buffer @"t:hyper:loss_scale" : tensor<f64> {entry = "t", key = "loss_scale", phase = "train", role = "hyper"}
 mdl.buffer @"grad:w" : tensor<4x3xf32> {entry = "", key = "w", phase = "shared", role = "grad"}
 mdl.buffer @"grad:frozen" : tensor<2xf32> {entry = "", key = "frozen", phase = "shared", role = "grad"}
 mdl.buffer @"grad:s" : tensor<f32> {entry = "", key = "s", phase = "shared", role = "grad"}

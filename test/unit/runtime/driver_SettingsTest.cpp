@@ -57,10 +57,51 @@ TEST(DriverSettings, RangeChecks) {
   }
 }
 
+TEST(DriverSettings, GradScalerKeysAreForF16Only) {
+  TrainInfo e = entry();
+  e.precision = "f16";
+  e.gradScaler = GradScalerInfo{};
+  Result<RunSettings> r = resolveSettings(
+      e,
+      {"grad_scaler.init_scale=1024", "grad_scaler.growth_factor=4",
+       "grad_scaler.backoff_factor=0.25", "grad_scaler.growth_interval=7"},
+      std::nullopt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->gradScaler->initScale, 1024);
+  EXPECT_EQ(r->gradScaler->growthFactor, 4);
+  EXPECT_EQ(r->gradScaler->backoffFactor, 0.25);
+  EXPECT_EQ(r->gradScaler->growthInterval, 7);
+  auto settings = trajectorySettings(*r);
+  EXPECT_EQ(settings.back(),
+            std::make_pair(std::string("grad_scaler.growth_interval"),
+                           std::string("7")));
+  // torch.amp.GradScaler's checks.
+  for (const char *bad :
+       {"grad_scaler.init_scale=0", "grad_scaler.init_scale=1e39",
+        "grad_scaler.growth_factor=1", "grad_scaler.backoff_factor=1",
+        "grad_scaler.backoff_factor=0", "grad_scaler.growth_interval=0"}) {
+    Result<RunSettings> rejected = resolveSettings(e, {bad}, std::nullopt);
+    ASSERT_FALSE(rejected.ok()) << bad;
+    EXPECT_NE(rejected.status().message().find("bad value"),
+              std::string::npos);
+  }
+  // An entry that is not f16 has no scaler to set.
+  TrainInfo bf16 = entry();
+  bf16.precision = "bf16";
+  Result<RunSettings> refused =
+      resolveSettings(bf16, {"grad_scaler.init_scale=2"}, std::nullopt);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "--set grad_scaler.init_scale=2: train entry 'fit' is bf16: loss "
+            "scaling (grad_scaler.*) is for precision f16 only");
+}
+
 TEST(DriverSettings, HyperValues) {
   Result<RunSettings> r = resolveSettings(entry(), {}, std::nullopt);
-  StepCounters c{12, 340, 24};
+  StepCounters c{12, 340, 24, 9, 32768};
   EXPECT_EQ(*hyperValue(*r, "step", c), 12);
+  EXPECT_EQ(*hyperValue(*r, "optimizer_step", c), 9);
+  EXPECT_EQ(*hyperValue(*r, "loss_scale", c), 32768);
   EXPECT_EQ(*hyperValue(*r, "total_steps", c), 340);
   EXPECT_EQ(*hyperValue(*r, "rng_counter", c), 24);
   EXPECT_EQ(*hyperValue(*r, "lr", c), 1e-3);
