@@ -6,7 +6,7 @@
 #   bench/gpu_check.sh [OUT_DIR]
 # It prints and writes to OUT_DIR/report.txt: the device, each program's
 # describe, the runtime's real-GPU unit tests, the GPU suite (GPU vs CPU
-# training in f32, bf16 and f64, infer, every kernel), the MLP's test accuracy
+# training in f32, bf16, f16 and f64, infer, every kernel), the MLP's test accuracy
 # after spec §1's recipe on the GPU, and bench/gpu_train.py's JSON against
 # PyTorch eager.
 set -uo pipefail
@@ -32,7 +32,7 @@ step device
 nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 ldd $G/fashion_mlp | sed 's/^/  /'
 
-for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16; do
+for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16 mlp_f16; do
   step "describe $p"; check $G/$p describe | sed -n '/^targets/p;/precision/p;/memory plan/,$p'
 done
 
@@ -64,6 +64,12 @@ check timeout 150 $PY test/GPU/gpu_suite.py train $G/fashion_mlp --steps 50 --rt
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/lenet_bf16 --steps 30 --rtol 2e-2 --losses-only "${FASHION[@]}"
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/char_gpt --steps 10 --rtol 2e-2 --losses-only "${TEXT[@]}"
 
+# f16 with dynamic loss scaling: the same first tolerance (an f16 ulp is
+# 2^-11), and both devices must skip the same steps at the same scales.
+step "GPU suite: f16 training GPU vs CPU"
+check timeout 150 $PY test/GPU/gpu_suite.py train $G/fashion_mlp_f16 --steps 50 --rtol 2e-2 "${FASHION[@]}"
+check timeout 150 $PY test/GPU/gpu_suite.py train $G/mlp_f16 --steps 40 --rtol 2e-2 "${FASHION[@]}"
+
 step "GPU suite: f64 (--widen-f64) training GPU vs CPU"
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/lenet_f64 --steps 30 --rtol 1e-6 "${FASHION[@]}"
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/char_gpt_f64 --steps 10 --rtol 1e-6 "${TEXT[@]}"
@@ -76,7 +82,7 @@ check timeout 120 $PY test/GPU/gpu_suite.py infer $G/fashion_mlp --weights /tmp/
 
 step "GPU suite: every kernel vs the CPU"
 for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16 \
-         lenet_f64 char_gpt_f64; do
+         lenet_f64 char_gpt_f64 fashion_mlp_f16 mlp_f16; do
   check timeout 150 $PY test/GPU/gpu_suite.py kernels $G/$p
 done
 

@@ -21,6 +21,11 @@ for p in fashion_mlp char_gpt; do
 done
 "$BUILD/bin/modelc" examples/lenet.mdl --precision bf16 -o "$tmp/lenet_bf16"
 strip "$tmp/lenet_bf16"
+# f16 with dynamic loss scaling: the spec §1 MLP, and the small-batch MLP
+# whose f16 gradients overflow now and then (test/E2E/Inputs/mlp_f16.mdl).
+"$BUILD/bin/modelc" examples/fashion_mlp.mdl --precision f16 -o "$tmp/fashion_mlp_f16"
+"$BUILD/bin/modelc" test/E2E/Inputs/mlp_f16.mdl -o "$tmp/mlp_f16"
+strip "$tmp/fashion_mlp_f16" "$tmp/mlp_f16"
 # The same models in f64 (--widen-f64): GPU and CPU then agree to far
 # tighter tolerances, so a wrong kernel cannot hide in f32 rounding.
 for p in lenet char_gpt; do
@@ -28,9 +33,10 @@ for p in lenet char_gpt; do
   strip "$tmp/${p}_f64"
 done
 # Each program carries its own static OpenBLAS (~25 MB): compressed, the
-# eight fit in the device machine's carry limit with the data.
+# ten fit in the device machine's carry limit with the data.
 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
-  fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64
+  fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
+  fashion_mlp_f16 mlp_f16
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"

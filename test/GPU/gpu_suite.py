@@ -11,7 +11,9 @@ without the compiler, bench/gpu_check.sh passes prebuilt ones):
       (--cpu) and on GPU 0 (--gpus 1); every step's loss and the final
       parameters must agree within R (relative, see compare.py); with
       --losses-only the parameters are not compared (f32 models whose
-      parameters drift chaotically; their f64 twins compare them).
+      parameters drift chaotically; their f64 twins compare them). An f16
+      program's logged loss scales and skipped-step counts must be equal
+      (both devices overflow at the same steps).
   gpu_suite.py infer PROG --weights W --input NAME=PATH [--rtol R]
       the infer entry's outputs on the GPU equal the CPU's within R.
   gpu_suite.py kernels PROG
@@ -46,6 +48,18 @@ def run(args, what):
     return r
 
 
+def scales(log):
+    """[(step, loss_scale, skipped_steps)] of an f16 run's --log ([] otherwise)."""
+    import json
+    out = []
+    with open(log) as f:
+        for line in f:
+            j = json.loads(line)
+            if not j.get("eval") and "loss_scale" in j:
+                out.append((j["step"], j["loss_scale"], j["skipped_steps"]))
+    return out
+
+
 def check_train(a):
     data = sum((["--data", d] for d in a.data), []) + sum(
         (["--eval-data", d] for d in a.eval_data), [])
@@ -77,6 +91,18 @@ def check_train(a):
                   f": {os.path.basename(a.prog)} {what} after {a.steps} steps, "
                   f"GPU vs CPU, rtol {a.rtol}")
             ok = ok and code == 0
+        cpu, gpu = scales(logs["cpu"]), scales(logs["gpu"])
+        if cpu or gpu:
+            first = next((i for i, (c, g) in enumerate(zip(cpu, gpu))
+                          if c != g), min(len(cpu), len(gpu)))
+            same = cpu == gpu
+            where = ("" if same else
+                     f" (first difference, (step, scale, skipped): CPU "
+                     f"{cpu[first:first + 1]}, GPU {gpu[first:first + 1]})")
+            print(("PASS" if same else "FAIL") +
+                  f": {os.path.basename(a.prog)} f16 loss scales and skipped "
+                  f"steps, GPU vs CPU{where}")
+            ok = ok and same
     return 0 if ok else 1
 
 
