@@ -148,6 +148,13 @@ private:
   LogicalResult differentiateOp(Operation *op, const DenseSet<Value> &active);
   /// Erases the created ops that nothing uses, users first.
   void eraseUnusedCreatedOps();
+  /// Gives each use of a dropout mask after `lossStore` (in the backward)
+  /// its own copy of the mask op, computed where it is used: the mask is
+  /// a pure hash of its operands, so recomputing it is exact, and the
+  /// forward's mask is not kept alive until the backward (as f32 tensors
+  /// they are among a 16-bit model's largest saved activations). The
+  /// copies carry `mdl.recomputed`, so that CSE does not merge them back.
+  void rematerializeDropoutMasks(Operation *lossStore);
 
   func::FuncOp func;
   SymbolTable &symbols;
@@ -201,6 +208,7 @@ LogicalResult FunctionDifferentiator::run() {
     if (failed(differentiateOp(op, active)))
       return failure();
   eraseUnusedCreatedOps();
+  rematerializeDropoutMasks(lossStore);
   func->removeAttr(kAutodiffAttrName);
   return success();
 }
@@ -315,6 +323,23 @@ FunctionDifferentiator::differentiateOp(Operation *op,
         addAdjoint(operand.getLoc(), adjoints.lookup(operand), adjoint);
   }
   return success();
+}
+
+void FunctionDifferentiator::rematerializeDropoutMasks(Operation *lossStore) {
+  Block *body = lossStore->getBlock();
+  for (auto mask : llvm::to_vector(body->getOps<DropoutMaskOp>())) {
+    if (!mask->isBeforeInBlock(lossStore))
+      continue;
+    for (OpOperand &use : llvm::make_early_inc_range(mask->getUses())) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != body || user->isBeforeInBlock(lossStore))
+        continue;
+      OpBuilder before(user);
+      Operation *copy = before.clone(*mask);
+      copy->setAttr("mdl.recomputed", before.getUnitAttr());
+      use.set(copy->getResult(0));
+    }
+  }
 }
 
 void FunctionDifferentiator::eraseUnusedCreatedOps() {

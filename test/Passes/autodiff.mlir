@@ -130,7 +130,8 @@ func.func @constant_loss() attributes {mdl.autodiff = {loss = @loss, scale = 1.0
 // CHECK-NEXT: %[[SEED:.*]] = mdl.constant dense<1.000000e+00>
 // CHECK-NEXT: mdl.reshape %[[SEED]]
 // CHECK-NEXT: %[[G:.*]] = mdl.broadcast_to
-// CHECK-NEXT: %[[DE:.*]] = mdl.mul %[[G]], %[[MASK]]
+// CHECK-NEXT: %[[AGAIN:.*]] = mdl.dropout_mask {{.*}} {mdl.recomputed}
+// CHECK-NEXT: %[[DE:.*]] = mdl.mul %[[G]], %[[AGAIN]]
 // CHECK-NEXT: %[[DT:.*]] = mdl.embedding_grad %{{.*}}, %[[DE]] : tensor<2xi64>, tensor<2x3xf32> -> tensor<4x3xf32>
 // CHECK-NEXT: mdl.load @"grad:table"
 // CHECK-NEXT: mdl.add %{{.*}}, %[[DT]]
@@ -246,5 +247,34 @@ func.func @scaled() attributes {mdl.autodiff = {loss = @loss, loss_scale = @"t:h
   %w = mdl.param_ref @w : tensor<f32>
   %sq = mdl.mul %w, %w : tensor<f32>, tensor<f32> -> tensor<f32>
   mdl.store %sq, @loss : tensor<f32>
+  return
+}
+
+// -----
+
+// A dropout mask the backward needs is recomputed there (a pure hash of its
+// operands: the same values), marked so that CSE keeps the copy, instead of
+// being kept alive from the forward pass to the backward.
+
+// CHECK-LABEL: func.func @dropout()
+// CHECK:      %[[MASK:.*]] = mdl.dropout_mask %[[SEED:.*]], %[[COUNTER:.*]] p = 1.000000e-01 id = 0 : tensor<f64>, tensor<f64> -> tensor<4xf32>
+// CHECK-NOT:  mdl.recomputed
+// CHECK:      mdl.store %{{.*}}, @loss
+// CHECK:      %[[AGAIN:.*]] = mdl.dropout_mask %[[SEED]], %[[COUNTER]] p = 1.000000e-01 id = 0 {mdl.recomputed} : tensor<f64>, tensor<f64> -> tensor<4xf32>
+// CHECK-NEXT: mdl.mul %{{.*}}, %[[AGAIN]]
+// CHECK-NOT:  %[[MASK]]
+// CHECK:      return
+mdl.param @w : tensor<4xf32> = zeros()
+mdl.buffer @loss : tensor<f32> {entry = "t", key = "loss", phase = "train", role = "output"}
+mdl.buffer @seed : tensor<f64> {entry = "t", key = "seed", phase = "train", role = "hyper"}
+mdl.buffer @counter : tensor<f64> {entry = "t", key = "rng_counter", phase = "train", role = "hyper"}
+func.func @dropout() attributes {mdl.autodiff = {loss = @loss, scale = 1.000000e+00 : f64}} {
+  %seed = mdl.load @seed : tensor<f64>
+  %counter = mdl.load @counter : tensor<f64>
+  %w = mdl.param_ref @w : tensor<4xf32>
+  %mask = mdl.dropout_mask %seed, %counter p = 1.000000e-01 id = 0 : tensor<f64>, tensor<f64> -> tensor<4xf32>
+  %d = mdl.mul %w, %mask : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %l = mdl.sum %d axes = [0] : tensor<4xf32> -> tensor<f32>
+  mdl.store %l, @loss : tensor<f32>
   return
 }
