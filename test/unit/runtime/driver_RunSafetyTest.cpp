@@ -363,6 +363,18 @@ TEST(CheckpointStateTest, FieldsAreRangeChecked) {
                          {"entry", "fit"},    {"total_steps", 20},
                          {"seed", 0}};
   ASSERT_TRUE(parseCheckpointState(good.dump(), "s.json").ok());
+  // f16's loss-scaling state; absent in older checkpoints (0, 0, "").
+  nlohmann::json f16 = good;
+  f16["loss_scale"] = 32768.0;
+  f16["growth_tracker"] = 3;
+  f16["skipped_steps"] = 2;
+  f16["precision"] = "f16";
+  Result<CheckpointState> scaled = parseCheckpointState(f16.dump(), "s.json");
+  ASSERT_TRUE(scaled.ok()) << scaled.status().message();
+  EXPECT_EQ(scaled->lossScale, 32768.0);
+  EXPECT_EQ(scaled->growthTracker, 3);
+  EXPECT_EQ(scaled->skippedSteps, 2);
+  EXPECT_EQ(scaled->precision, "f16");
   struct Case {
     const char *key;
     nlohmann::json value;
@@ -378,6 +390,8 @@ TEST(CheckpointStateTest, FieldsAreRangeChecked) {
       {"step", "5", "\"step\" must be an integer"},
       {"total_steps", 4, "\"total_steps\" is 4, outside 5 to"},
       {"loss_scale", 0, "\"loss_scale\" must be a finite number > 0"},
+      {"skipped_steps", 6, "\"skipped_steps\" is 6, outside 0 to 5"},
+      {"growth_tracker", -1, "\"growth_tracker\" is -1, outside 0 to"},
   };
   for (const Case &c : cases) {
     nlohmann::json bad = good;
