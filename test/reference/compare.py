@@ -9,7 +9,9 @@ on any mismatch (also on differing names or shapes), 2 on unreadable input.
 Loss logs may be train_ref.py's JSON ({"loss": [...], "lr": [...]}, entry i is
 step i+1) or a program's --log JSONL (one {"step", "loss", "lr", ...} per logged
 step). Every step of the shorter log must be in the other; the values compared
-are "loss" and, when both have it, "lr", indexed by step.
+are "loss" and, when both have them, "lr" and f16's "loss_scale" and
+"skipped_steps", indexed by step. The last two must be equal exactly: both
+runs must skip the same steps at the same scales.
 """
 import argparse
 import json
@@ -18,6 +20,9 @@ import sys
 import numpy as np
 
 import safetensors_np
+
+SERIES = ("loss", "lr", "loss_scale", "skipped_steps")
+EXACT = ("loss_scale", "skipped_steps")
 
 
 def parse_args(argv):
@@ -47,8 +52,8 @@ def load_log(path):
         whole = None
     if isinstance(whole, dict) and isinstance(whole.get("loss"), list):
         return {key: dict(enumerate(values, 1)) for key, values in whole.items()
-                if key in ("loss", "lr") and isinstance(values, list)}
-    series = {"loss": {}, "lr": {}}
+                if key in SERIES and isinstance(values, list)}
+    series = {key: {} for key in SERIES}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -70,7 +75,7 @@ def logs_as_tensors(a, b):
     if missing or not shorter.get("loss"):
         raise ValueError(f"the logs share no loss steps, or one has steps the other lacks: {missing[:5]}")
     out_a, out_b, steps = {}, {}, {}
-    for key in ("loss", "lr"):
+    for key in SERIES:
         if key in a and key in b:
             steps[key] = sorted(a[key].keys() & b[key].keys())
             out_a[key] = np.array([a[key][s] for s in steps[key]], np.float64)
@@ -99,7 +104,10 @@ def compare(a, b, rtol, floor, steps=None):
             continue
         if a[name].size == 0:
             continue
-        ratios = error_ratios(a[name], b[name], rtol, floor)
+        if name in EXACT:
+            ratios = np.where(a[name] == b[name], 0.0, np.inf)
+        else:
+            ratios = error_ratios(a[name], b[name], rtol, floor)
         bad = int((ratios > 1).sum())
         if bad:
             print(f"MISMATCH {name}: {bad} of {a[name].size} elements outside rtol {rtol:g}")
@@ -111,7 +119,7 @@ def compare(a, b, rtol, floor, steps=None):
     if name is not None:
         where = steps[name][flat] if steps else list(np.unravel_index(flat, a[name].shape))
         va, vb = a[name].flat[flat], b[name].flat[flat]
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):
             rel = abs(va - vb) / max(abs(va), abs(vb), floor)
         print(f"worst {name}[{where}]: a={float(va)!r} b={float(vb)!r} rel={rel:.3e} "
               f"(rtol {rtol:g}, floor {floor:g})")

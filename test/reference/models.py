@@ -173,14 +173,15 @@ def init_params(net, input_shape, rng, dtype=np.float32):
 def forward(params, net, x, precision="f32"):
     """Logits of net on x, and a backward closure from d(logits) to {name: gradient}.
 
-    precision "bf16" computes as modelc's mixed precision (amp.py), for nets
-    of relu and max pooling only."""
+    precision "bf16" or "f16" computes as modelc's mixed precision (amp.py),
+    for nets of relu and max pooling only."""
     L = layers
     act = ACTIVATIONS[net.activation]
-    if precision == "bf16":
+    if precision in amp.ROUNDING:
         if net.activation != "relu" or any(conv.pool not in ("max", "none") for conv in net.convs):
-            raise ValueError("the bf16 reference has relu and max pooling only")
-        L, act = amp, amp.relu
+            raise ValueError(f"the {precision} reference has relu and max pooling only")
+        L = amp.rules(precision)
+        act = L.relu
     elif precision != "f32":
         raise ValueError(f"unknown precision {precision!r}")
     tape = []      # (backward closure, names of the parameter gradients it returns)
@@ -222,9 +223,13 @@ def forward(params, net, x, precision="f32"):
     return h, backward
 
 
-def loss_and_grads(params, net, x, labels, precision="f32"):
-    """Mean cross-entropy of net on (x, labels) and its gradient for every parameter."""
+def loss_and_grads(params, net, x, labels, precision="f32", dloss=None):
+    """Mean cross-entropy of net on (x, labels) and its gradient for every parameter.
+
+    `dloss` seeds the backward (default 1): f16 training passes the loss
+    scale over the micro-batches, so that the 16-bit gradients carry it."""
     logits, backward = forward(params, net, x, precision)
-    cross_entropy = amp.cross_entropy if precision == "bf16" else layers.cross_entropy
+    cross_entropy = (amp.rules(precision).cross_entropy if precision in amp.ROUNDING
+                     else layers.cross_entropy)
     loss, loss_backward = cross_entropy(logits, labels)
-    return loss, backward(loss_backward())
+    return loss, backward(loss_backward() if dloss is None else loss_backward(dloss))

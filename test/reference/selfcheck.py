@@ -20,6 +20,7 @@ import numpy as np
 
 import amp
 import compare
+import grad_scaler
 import idx_np
 import layers
 import models
@@ -176,6 +177,59 @@ def check_amp(report, rng):
                       all(np.array_equal(amp.bf16(g), g) for g in grads16.values()))
         report.expect(f"bf16 {name} differs from f32",
                       any(not np.array_equal(grads16[n], grads32[n]) for n in params))
+
+
+def check_f16(report, rng):
+    """f16 rounding on known values, GradScaler's rule by hand, and f16 training's skipped steps."""
+    values = np.array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 65504, 65519.99, 65520, 2 ** -24,
+                       2 ** -26, -3.0], np.float32)
+    want = np.array([1.0, 1 + 2 ** -9, 65504, 65504, np.inf, 2 ** -24, 0, -3.0], np.float32)
+    report.expect("f16 rounds to nearest even, overflows to inf past 65504, keeps subnormals",
+                  np.array_equal(amp.f16(values), want))
+    s = grad_scaler.GradScaler(65536.0, 2.0, 0.5, 3)
+    seen = []
+    for inf in (True, False, False, False, False, True, False):
+        s.update(inf)
+        seen.append(float(s.scale))
+    report.expect("GradScaler: x0.5 on inf, x2 after 3 finite steps, tracker reset by inf",
+                  seen == [32768, 32768, 32768, 65536, 65536, 32768, 32768])
+    top = grad_scaler.GradScaler(float(np.finfo(np.float32).max), 2.0, 0.5, 1)
+    top.update(False)
+    report.expect("GradScaler: no growth past the largest f32",
+                  float(top.scale) == float(np.finfo(np.float32).max))
+    # A step whose scaled gradients overflow changes nothing: train_ref at an
+    # initial scale that overflows at once; a modest scale trains.
+    with tempfile.TemporaryDirectory() as tmp:
+        images = rng.integers(0, 256, (64, 28, 28), dtype=np.uint8)
+        labels = rng.integers(0, 10, 64).astype(np.int64)
+        np.save(os.path.join(tmp, "x.npy"), images)
+        np.save(os.path.join(tmp, "y.npy"), labels)
+        net = models.mlp(hidden=8, classes=10)
+        params = models.init_params(net, (784,), rng, np.float32)
+        init = os.path.join(tmp, "init.safetensors")
+        safetensors_np.save(init, params)
+
+        def run(name, init_scale, steps):
+            out = os.path.join(tmp, name)
+            code = train_ref.main(["--model", "mlp", "--init", init, "--data-images",
+                                   os.path.join(tmp, "x.npy"), "--data-labels",
+                                   os.path.join(tmp, "y.npy"), "--batch", "4", "--steps", str(steps),
+                                   "--optimizer", "adam", "--lr", "1e-3", "--precision", "f16",
+                                   "--init-scale", str(init_scale), "--growth-interval", "1000",
+                                   "--out-losses", out + ".json", "--out-params",
+                                   out + ".safetensors"])
+            with open(out + ".json", encoding="utf-8") as f:
+                return code, json.load(f), safetensors_np.load(out + ".safetensors")[0]
+
+        code, log, skipped_first = run("huge", 2.0 ** 60, 1)
+        report.expect("f16: a scale of 2^60 overflows and skips the first step",
+                      code == 0 and log["skipped_steps"] == [1] and log["loss_scale"] == [2.0 ** 60])
+        report.expect("f16: a skipped step leaves the parameters bitwise unchanged",
+                      all(np.array_equal(skipped_first[n], params[n].astype(np.float32))
+                          for n in params))
+        _, log, once = run("once", 2.0 ** 10, 1)
+        report.expect("f16: a finite step at scale 2^10 is applied", log["skipped_steps"] == [0]
+                      and not all(np.array_equal(once[n], params[n]) for n in params))
 
 
 def naive_conv2d(x, w, b, stride, padding, dilation):
@@ -393,6 +447,7 @@ def main():
     check_schedules(report)
     check_accumulation(report, rng)
     check_amp(report, rng)
+    check_f16(report, rng)
     check_files(report, rng)
     check_cli(report, rng)
     print(f"{report.passed} passed, {report.failed} failed")

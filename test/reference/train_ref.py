@@ -9,8 +9,18 @@ Loss and gradients are averaged over the k micro-batches, clipped, then the
 optimizer steps with the scheduled learning rate. The loss logged for step s is
 the one before its update, as the programs' --log (spec §10).
 
-Writes --out-losses as JSON {"loss": [...], "lr": [...]} (entry i is step i+1)
-and --out-params as F32 safetensors. Exit status 2 on bad usage or input.
+With --precision f16 the step is a PyTorch loop with torch.amp.GradScaler
+(grad_scaler.py): each micro-batch's backward is seeded with f32(1/k)·scale
+(so the f16 gradients carry the scale, and may overflow), the summed master
+gradients are multiplied by f32(1/scale), an inf or NaN among them skips the
+optimizer step (parameters and state untouched, the optimizer's own step
+count not advanced; the schedule still counts the step), and the scale moves
+by GradScaler's rule.
+
+Writes --out-losses as JSON {"loss": [...], "lr": [...]} (entry i is step i+1;
+f16 adds "loss_scale", the scale each step's backward used, and
+"skipped_steps", the count so far) and --out-params as F32 safetensors. Exit
+status 2 on bad usage or input.
 """
 import argparse
 import json
@@ -19,6 +29,7 @@ import sys
 import numpy as np
 
 import dataset
+import grad_scaler
 import models
 import optim
 import safetensors_np
@@ -47,8 +58,12 @@ def parse_args(argv):
     p.add_argument("--grad-clip", type=float, help="max global L2 norm of the gradients")
     p.add_argument("--accumulate", type=int, default=1, help="micro-batches per optimizer step")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
-    p.add_argument("--precision", choices=["f32", "bf16"], default="f32",
-                   help="bf16: mixed precision as the .mdl setting (amp.py)")
+    p.add_argument("--precision", choices=["f32", "bf16", "f16"], default="f32",
+                   help="bf16, f16: mixed precision as the .mdl setting (amp.py); f16 with loss scaling")
+    p.add_argument("--init-scale", type=float, default=65536.0, help="f16: GradScaler's init_scale")
+    p.add_argument("--growth-factor", type=float, default=2.0)
+    p.add_argument("--backoff-factor", type=float, default=0.5)
+    p.add_argument("--growth-interval", type=int, default=2000)
     p.add_argument("--out-losses", required=True, help="JSON file of per-step loss and lr")
     p.add_argument("--out-params", required=True, help="final parameters (F32 safetensors)")
     args = p.parse_args(argv)
@@ -75,15 +90,21 @@ def global_batch_start(step, batch, accumulate, samples):
     return ((step - 1) % per_epoch) * batch * accumulate
 
 
-def train_step(params, net, x, labels, accumulate, precision="f32"):
-    """Loss and gradients of one optimizer step, each averaged over its micro-batches."""
+def train_step(params, net, x, labels, accumulate, precision="f32", loss_scale=None):
+    """Loss and gradients of one optimizer step, each averaged over its micro-batches.
+
+    With `loss_scale` (f16), each micro-batch's backward is seeded with
+    f32(1/accumulate)·loss_scale and the gradients are summed, still scaled."""
     micro = len(x) // accumulate
     total_loss, total_grads = 0.0, None
+    seed = None if loss_scale is None else np.float32(1 / accumulate) * np.float32(loss_scale)
     for a in range(accumulate):
         part = slice(a * micro, (a + 1) * micro)
-        loss, grads = models.loss_and_grads(params, net, x[part], labels[part], precision)
+        loss, grads = models.loss_and_grads(params, net, x[part], labels[part], precision, seed)
         total_loss += float(loss)
         total_grads = grads if total_grads is None else {n: total_grads[n] + g for n, g in grads.items()}
+    if seed is not None:
+        return total_loss / accumulate, total_grads
     dtype = x.dtype.type
     return total_loss / accumulate, {n: g / dtype(accumulate) for n, g in total_grads.items()}
 
@@ -92,7 +113,11 @@ def train(args):
     """Runs the whole training and writes both outputs."""
     dtype = DTYPES[args.dtype]
     if args.precision != "f32" and dtype is not np.float32:
-        raise ValueError("--precision bf16 needs --dtype f32 (f32 masters)")
+        raise ValueError(f"--precision {args.precision} needs --dtype f32 (f32 masters)")
+    scaler = None
+    if args.precision == "f16":
+        scaler = grad_scaler.GradScaler(args.init_scale, args.growth_factor, args.backoff_factor,
+                                        args.growth_interval)
     loaded, _ = safetensors_np.load(args.init)
     params = {n: a.astype(dtype) for n, a in loaded.items()}
     net = models.config_for(args.model, params, args.cnn_config)
@@ -103,17 +128,36 @@ def train(args):
     schedule = optim.parse_schedule(args.schedule)
     span = args.batch * args.accumulate
     log = {"loss": [], "lr": []}
+    if scaler:
+        log.update(loss_scale=[], skipped_steps=[])
+    skipped = 0
     for step in range(1, args.steps + 1):
         start = global_batch_start(step, args.batch, args.accumulate, len(images))
         x = dataset.model_input(images[start:start + span], net, dtype)
+        scale = scaler.scale if scaler else None
         loss, grads = train_step(params, net, x, labels[start:start + span], args.accumulate,
-                                 args.precision)
+                                 args.precision, scale)
+        found_inf = False
+        if scaler:
+            # GradScaler.unscale_: inf/NaN found in the scaled gradients,
+            # then each multiplied by the f32 inverse of the scale.
+            found_inf = any(not np.all(np.isfinite(g)) for g in grads.values())
+            inverse = np.float32(1.0 / float(scale))
+            with np.errstate(invalid="ignore", over="ignore"):
+                grads = {n: g * inverse for n, g in grads.items()}
         if args.grad_clip is not None:
-            optim.clip_grad_norm(grads, args.grad_clip)
+            with np.errstate(invalid="ignore", over="ignore"):
+                optim.clip_grad_norm(grads, args.grad_clip)
         lr = optim.scheduled_lr(schedule, args.lr, step, args.steps)
-        optimizer.step(params, grads, lr)
+        if not found_inf:
+            optimizer.step(params, grads, lr)
         log["loss"].append(loss)
         log["lr"].append(lr)
+        if scaler:
+            skipped += found_inf
+            log["loss_scale"].append(float(scale))
+            log["skipped_steps"].append(skipped)
+            scaler.update(found_inf)
     with open(args.out_losses, "w", encoding="utf-8") as f:
         json.dump(log, f)
     safetensors_np.save(args.out_params, {n: a.astype(np.float32) for n, a in params.items()})
