@@ -19,6 +19,7 @@ import tempfile
 import numpy as np
 
 import amp
+import attn
 import compare
 import grad_scaler
 import idx_np
@@ -230,6 +231,28 @@ def check_f16(report, rng):
         _, log, once = run("once", 2.0 ** 10, 1)
         report.expect("f16: a finite step at scale 2^10 is applied", log["skipped_steps"] == [0]
                       and not all(np.array_equal(once[n], params[n]) for n in params))
+
+
+def check_attn(report, rng):
+    """attn.py's hand-written backward against central differences in float64."""
+    params = {n: a.astype(np.float64) for n, a in attn.init(1).items()}
+    tokens = rng.integers(0, attn.V, (2, attn.T + 1))
+    idx, labels = tokens[:, :attn.T], tokens[:, 1:]
+    _, grads = attn.loss_and_grads(params, idx, labels, "f32")
+    h, worst = 1e-6, 0.0
+    for name in params:
+        flat = params[name].reshape(-1)
+        for i in rng.choice(flat.size, 3, replace=False):
+            keep = flat[i]
+            flat[i] = keep + h
+            up, _ = attn.loss_and_grads(params, idx, labels, "f32")
+            flat[i] = keep - h
+            down, _ = attn.loss_and_grads(params, idx, labels, "f32")
+            flat[i] = keep
+            numeric = (up - down) / (2 * h)
+            analytic = float(grads[name].reshape(-1)[i])
+            worst = max(worst, abs(numeric - analytic) / max(abs(numeric), abs(analytic), 1e-3))
+    report.check("attn: every parameter's gradient against finite differences", worst, 1e-4)
 
 
 def naive_conv2d(x, w, b, stride, padding, dilation):
@@ -448,6 +471,7 @@ def main():
     check_accumulation(report, rng)
     check_amp(report, rng)
     check_f16(report, rng)
+    check_attn(report, rng)
     check_files(report, rng)
     check_cli(report, rng)
     print(f"{report.passed} passed, {report.failed} failed")
