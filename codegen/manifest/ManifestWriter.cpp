@@ -220,6 +220,30 @@ public:
       if (!llvm::is_contained(allTargets, "cuda"))
         allTargets.insert(allTargets.begin(), "cuda");
     }
+    flatbuffers::Offset<fb::ScratchPeak> peak;
+    if (auto dict = module->getAttrOfType<DictionaryAttr>("mdl.scratch_peak")) {
+      auto function = dict.getAs<StringAttr>("function");
+      auto live = dict.getAs<IntegerAttr>("live_bytes");
+      auto byType = dict.getAs<ArrayAttr>("by_type");
+      if (!function || !live || !byType)
+        return module.emitError("internal error: a malformed mdl.scratch_peak");
+      std::vector<flatbuffers::Offset<fb::DTypeBytes>> dtypes;
+      for (Attribute entry : byType) {
+        auto pair = dyn_cast<ArrayAttr>(entry);
+        auto type = pair && pair.size() == 2 ? dyn_cast<TypeAttr>(pair[0])
+                                             : TypeAttr();
+        auto bytes = type ? dyn_cast<IntegerAttr>(pair[1]) : IntegerAttr();
+        std::optional<fb::DType> dtype =
+            type ? getDType(type.getValue()) : std::nullopt;
+        if (!bytes || !dtype)
+          return module.emitError("internal error: a malformed "
+                                  "mdl.scratch_peak entry ")
+                 << entry;
+        dtypes.push_back(fb::CreateDTypeBytes(fbb, *dtype, bytes.getInt()));
+      }
+      peak = fb::CreateScratchPeakDirect(fbb, function.str().c_str(),
+                                         live.getInt(), &dtypes);
+    }
     auto sourceName = fbb.CreateString(stringAttr("mdl.source_name"));
     auto sourceHash = fbb.CreateString(stringAttr("mdl.source_hash"));
     auto targetNames = fbb.CreateVectorOfStrings(allTargets);
@@ -234,6 +258,8 @@ public:
     program.add_targets(targetNames);
     program.add_arena_bytes(arena.getInt());
     program.add_persistent_bytes(persistent.getInt());
+    if (!peak.IsNull())
+      program.add_scratch_peak(peak);
     program.add_train(*train);
     program.add_infer(*infer);
     program.add_params(paramTable);

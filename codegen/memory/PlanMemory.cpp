@@ -138,6 +138,51 @@ LogicalResult MdlPlanMemoryPass::placePersistent(Operation *decl, Type type) {
   return success();
 }
 
+/// The temporaries live together at the position where most bytes are,
+/// summed by element type: what fills a function's scratch region at its
+/// fullest (first fit may need more room than this, never less).
+struct LivePeak {
+  uint64_t bytes = 0;
+  SmallVector<std::pair<Type, uint64_t>> byType;
+};
+
+LivePeak findLivePeak(ArrayRef<Temporary> temporaries) {
+  size_t positions = 0;
+  for (const Temporary &temp : temporaries)
+    positions = std::max(positions, temp.end + 1);
+  // Bytes starting and ending at each position; a running sum finds the
+  // fullest one.
+  std::vector<int64_t> delta(positions + 1, 0);
+  for (const Temporary &temp : temporaries) {
+    delta[temp.start] += int64_t(temp.bytes);
+    delta[temp.end + 1] -= int64_t(temp.bytes);
+  }
+  int64_t live = 0, most = -1;
+  size_t fullest = 0;
+  for (size_t i = 0; i < positions; ++i) {
+    live += delta[i];
+    if (live > most) {
+      most = live;
+      fullest = i;
+    }
+  }
+  LivePeak peak;
+  for (const Temporary &temp : temporaries) {
+    if (temp.start > fullest || temp.end < fullest)
+      continue;
+    Type type =
+        cast<MemRefType>(temp.alloc->getResult(0).getType()).getElementType();
+    auto *entry = llvm::find_if(peak.byType,
+                                [&](const auto &e) { return e.first == type; });
+    if (entry == peak.byType.end())
+      peak.byType.push_back({type, temp.bytes});
+    else
+      entry->second += temp.bytes;
+    peak.bytes += temp.bytes;
+  }
+  return peak;
+}
+
 /// Collects the function's allocations with their live ranges and places
 /// them; returns its scratch bytes.
 FailureOr<uint64_t>
@@ -265,6 +310,8 @@ void MdlPlanMemoryPass::runOnOperation() {
   // Functions never run at the same time, so they share the scratch region.
   SmallVector<std::pair<func::FuncOp, SmallVector<Temporary>>> functions;
   uint64_t scratchBytes = 0;
+  func::FuncOp largest;
+  LivePeak largestPeak;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (!func->hasAttr("mdl.function"))
       continue;
@@ -280,6 +327,10 @@ void MdlPlanMemoryPass::runOnOperation() {
     func->setAttr(
         "mdl.scratch_bytes",
         IntegerAttr::get(IntegerType::get(&getContext(), 64), *bytes));
+    if (*bytes > scratchBytes || !largest) {
+      largest = func;
+      largestPeak = findLivePeak(functions.back().second);
+    }
     scratchBytes = std::max(scratchBytes, *bytes);
   }
 
@@ -304,6 +355,21 @@ void MdlPlanMemoryPass::runOnOperation() {
   module->setAttr("mdl.arena_bytes", IntegerAttr::get(i64, arenaBytes));
   module->setAttr("mdl.persistent_bytes",
                   IntegerAttr::get(i64, persistentBytes));
+  // What fills the scratch region at its fullest, for `describe`.
+  if (largest) {
+    Builder b(&getContext());
+    SmallVector<Attribute> byType;
+    for (auto [type, bytes] : largestPeak.byType)
+      byType.push_back(b.getArrayAttr(
+          {TypeAttr::get(type), IntegerAttr::get(i64, bytes)}));
+    module->setAttr(
+        "mdl.scratch_peak",
+        b.getDictionaryAttr(
+            {b.getNamedAttr("function", largest.getSymNameAttr()),
+             b.getNamedAttr("live_bytes",
+                            IntegerAttr::get(i64, largestPeak.bytes)),
+             b.getNamedAttr("by_type", b.getArrayAttr(byType))}));
+  }
 }
 
 } // namespace

@@ -123,6 +123,11 @@ void describeTrain(const TrainInfo &e, std::ostream &out) {
                      e.hasGradClip ? fmt::format("{}", e.gradClip) : "off");
   out << fmt::format("  precision {}, seed {}, shuffle {}, log every {}\n",
                      e.precision, e.seed, e.shuffle, e.logEvery);
+  if (const std::optional<GradScalerInfo> &g = e.gradScaler)
+    out << fmt::format("  grad_scaler init_scale {:g}, growth_factor {:g}, "
+                       "backoff_factor {:g}, growth_interval {}\n",
+                       g->initScale, g->growthFactor, g->backoffFactor,
+                       g->growthInterval);
   if (!e.evalData.empty())
     out << fmt::format(
         "  eval {} every {}, {}\n", e.evalData,
@@ -181,6 +186,68 @@ std::string gpuImagesText(const modelc::manifest::GpuProgram &gpu) {
   return text.empty() ? "none" : text;
 }
 
+/// How `describe` names a buffer role: in text and as a JSON key.
+struct RoleName {
+  const char *text, *key;
+};
+
+RoleName roleName(Role role) {
+  switch (role) {
+  case Role::Param:
+    return {"parameters", "parameters"};
+  case Role::Grad:
+    return {"gradients", "gradients"};
+  case Role::State:
+    return {"optimizer state", "optimizer_state"};
+  case Role::Input:
+    return {"inputs", "inputs"};
+  case Role::Output:
+    return {"outputs", "outputs"};
+  case Role::Hyper:
+    return {"hypers", "hypers"};
+  }
+  return {"other", "other"};
+}
+
+/// The named (persistent) buffers of one dtype, with their bytes by role.
+struct PersistentDtype {
+  DType dtype;
+  uint64_t bytes = 0;
+  std::vector<std::pair<RoleName, uint64_t>> byRole;
+};
+
+/// The persistent region by dtype (largest first) and role, from the
+/// manifest's buffers; alignment padding is not counted.
+std::vector<PersistentDtype> persistentByDtype(const Manifest &m) {
+  std::vector<PersistentDtype> out;
+  for (const BufferInfo &b : m.buffers) {
+    auto d = std::find_if(out.begin(), out.end(),
+                          [&](const PersistentDtype &p) { return p.dtype == b.dtype; });
+    if (d == out.end())
+      d = out.insert(out.end(), PersistentDtype{b.dtype, 0, {}});
+    d->bytes += b.bytes;
+    RoleName role = roleName(b.role);
+    auto r = std::find_if(d->byRole.begin(), d->byRole.end(),
+                          [&](const auto &e) { return e.first.key == role.key; });
+    if (r == d->byRole.end())
+      d->byRole.push_back({role, b.bytes});
+    else
+      r->second += b.bytes;
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PersistentDtype &a, const PersistentDtype &b) {
+                     return a.bytes > b.bytes;
+                   });
+  return out;
+}
+
+std::vector<std::pair<DType, uint64_t>>
+sortedByBytes(std::vector<std::pair<DType, uint64_t>> v) {
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  return v;
+}
+
 } // namespace
 
 void describeText(const Manifest &m, std::ostream &out) {
@@ -222,6 +289,23 @@ void describeText(const Manifest &m, std::ostream &out) {
                      "  persistent  {} ({} bytes)\n",
                      formatBytes(m.arenaBytes), m.arenaBytes,
                      formatBytes(m.persistentBytes), m.persistentBytes);
+  for (const PersistentDtype &d : persistentByDtype(m)) {
+    std::string parts;
+    for (const auto &[role, bytes] : d.byRole)
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", role.text,
+                           formatBytes(bytes));
+    out << fmt::format("    {:<9} {}: {}\n", dtypeName(d.dtype),
+                       formatBytes(d.bytes), parts);
+  }
+  uint64_t transient = m.arenaBytes - m.persistentBytes;
+  out << fmt::format("  transient   {} ({} bytes)\n", formatBytes(transient),
+                     transient);
+  if (const std::optional<ScratchPeak> &peak = m.scratchPeak) {
+    out << fmt::format("    at its fullest, in {}: {} live\n", peak->function,
+                       formatBytes(peak->liveBytes));
+    for (const auto &[dtype, bytes] : sortedByBytes(peak->byDtype))
+      out << fmt::format("    {:<9} {}\n", dtypeName(dtype), formatBytes(bytes));
+  }
   if (const modelc::manifest::GpuProgram *gpu = m.gpuProgram()) {
     out << fmt::format("\nmemory plan (GPU)\n  arena       {} ({} bytes)\n"
                        "  workspace   {} ({} bytes, cuBLASLt)\n",
@@ -257,6 +341,11 @@ void describeJson(const Manifest &m, std::ostream &out) {
                      {"every", s.every},
                      {"gamma", s.gamma}};
     t["grad_clip"] = e.hasGradClip ? Json(e.gradClip) : Json();
+    if (e.gradScaler)
+      t["grad_scaler"] = {{"init_scale", e.gradScaler->initScale},
+                          {"growth_factor", e.gradScaler->growthFactor},
+                          {"backoff_factor", e.gradScaler->backoffFactor},
+                          {"growth_interval", e.gradScaler->growthInterval}};
     t["eval"] = e.evalData.empty() ? Json()
                                    : Json{{"data", e.evalData},
                                           {"every", e.evalEvery},
@@ -317,6 +406,22 @@ void describeJson(const Manifest &m, std::ostream &out) {
   j["memory"] = {{"device", "cpu"},
                  {"arena_bytes", m.arenaBytes},
                  {"persistent_bytes", m.persistentBytes}};
+  Json persistent = Json::object();
+  for (const PersistentDtype &d : persistentByDtype(m)) {
+    Json roles = Json::object();
+    for (const auto &[role, bytes] : d.byRole)
+      roles[role.key] = bytes;
+    persistent[dtypeName(d.dtype)] = {{"bytes", d.bytes}, {"by_role", roles}};
+  }
+  j["memory"]["persistent_by_dtype"] = persistent;
+  if (const std::optional<ScratchPeak> &peak = m.scratchPeak) {
+    Json live = Json::object();
+    for (const auto &[dtype, bytes] : sortedByBytes(peak->byDtype))
+      live[dtypeName(dtype)] = bytes;
+    j["memory"]["transient_peak"] = {{"function", peak->function},
+                                     {"live_bytes", peak->liveBytes},
+                                     {"by_dtype", live}};
+  }
   if (const modelc::manifest::GpuProgram *gpu = m.gpuProgram()) {
     Json images = Json::array();
     if (gpu->images())

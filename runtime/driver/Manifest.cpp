@@ -305,6 +305,19 @@ Result<Manifest> Manifest::load(const uint8_t *data, size_t size,
   m.targets = strings(p.targets());
   m.arenaBytes = p.arena_bytes();
   m.persistentBytes = p.persistent_bytes();
+  if (const fb::ScratchPeak *peak = p.scratch_peak()) {
+    ScratchPeak sp{str(peak->function()), peak->live_bytes(), {}};
+    if (peak->dtypes())
+      for (const fb::DTypeBytes *d : *peak->dtypes()) {
+        Result<DType> dtype = dtypeOf(d->dtype(), "the scratch peak");
+        if (!dtype)
+          return dtype.status();
+        sp.byDtype.push_back({*dtype, d->bytes()});
+      }
+    if (sp.liveBytes > m.arenaBytes - std::min(m.persistentBytes, m.arenaBytes))
+      return corrupt("the scratch peak is larger than the scratch region");
+    m.scratchPeak = std::move(sp);
+  }
   MODELC_RETURN_IF_ERROR(copyBuffers(p, m));
   MODELC_RETURN_IF_ERROR(copyParams(p, m));
   MODELC_RETURN_IF_ERROR(copyDataSets(p, m));

@@ -106,11 +106,20 @@ struct InferInfo {
   std::vector<ValueCheck> checks; // on the inputs' values (check.input)
 };
 
+/// What fills the scratch region at its fullest: the temporaries live
+/// together in `function` where the most bytes are, summed per dtype.
+struct ScratchPeak {
+  std::string function;
+  uint64_t liveBytes = 0;
+  std::vector<std::pair<DType, uint64_t>> byDtype;
+};
+
 struct Manifest {
   uint32_t version = 0;
   std::string sourceName, sourceHash;
   std::vector<std::string> targets;
   uint64_t arenaBytes = 0, persistentBytes = 0;
+  std::optional<ScratchPeak> scratchPeak; // absent in older programs
   std::vector<TrainInfo> train;
   std::vector<InferInfo> infer;
   std::vector<ParamInfo> params;

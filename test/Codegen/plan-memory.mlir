@@ -2,12 +2,14 @@
 // declaration order; temporaries first fit in the scratch region after
 // them, reusing space whose liveness (through views) has ended; every
 // program function takes the arena.
-// RUN: modelc-opt %s --mdl-plan-memory --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: modelc-opt %s --mdl-plan-memory --split-input-file --verify-diagnostics --allow-unregistered-dialect | FileCheck %s
 
 // Persistent region: @w [0, 60), @b [64, 84), @"grad:w" [128, 188),
 // @"T:hyper:lr" [192, 200); 256 bytes aligned. Scratch: fwd_bwd needs 512,
-// update 4096, so the arena is 256 + 4096.
-// CHECK-LABEL: module attributes {mdl.arena_bytes = 4352 : i64, mdl.persistent_bytes = 256 : i64}
+// update 4096, so the arena is 256 + 4096. mdl.scratch_peak names the
+// function with the most scratch and the bytes live at its fullest point,
+// by element type (for `describe`).
+// CHECK-LABEL: module attributes {mdl.arena_bytes = 4352 : i64, mdl.persistent_bytes = 256 : i64, mdl.scratch_peak = {by_type = {{\[\[}}f32, 4016]], function = "T.update", live_bytes = 4016 : i64}}
 // CHECK: mdl.param @w {{.*}} {offset = 0 : i64}
 // CHECK: mdl.param @b {{.*}} {offset = 64 : i64}
 // CHECK: mdl.buffer @"grad:w" {{.*}}offset = 128 : i64
@@ -125,6 +127,36 @@ module {
 module {
   mdl.buffer @"I:in:x" : tensor<2x3xui8> {entry = "I", key = "x", phase = "infer", role = "input"}
   mdl.buffer @"I:out:y" : tensor<2xi64> {entry = "I", key = "y", phase = "infer", role = "output"}
+}
+
+// -----
+
+// The fullest point counts every temporary live there, by element type:
+// %a (bf16, 128 bytes) and %b (f32, 256) overlap; %c (f32, 512) comes
+// after %a is dead but while %b lives, so the peak is %b + %c (768), less
+// than the 896 bytes first fit needs (%c does not fit in %a's 128).
+// CHECK-LABEL: module attributes {mdl.arena_bytes = 896 : i64, mdl.persistent_bytes = 0 : i64, mdl.scratch_peak = {by_type = {{\[\[}}f32, 768]], function = "T.fwd_bwd", live_bytes = 768 : i64}}
+// CHECK-LABEL: module attributes {{.*}}mdl.scratch_peak = {by_type = {{\[\[}}bf16, 128], [f32, 256]], function = "T.eval", live_bytes = 384 : i64}}
+module {
+  func.func @T.fwd_bwd() attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+    %a = memref.alloc() : memref<64xbf16>
+    %b = memref.alloc() : memref<64xf32>
+    "test.use"(%a, %b) : (memref<64xbf16>, memref<64xf32>) -> ()
+    %c = memref.alloc() : memref<128xf32>
+    "test.use"(%b, %c) : (memref<64xf32>, memref<128xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+module {
+  func.func @T.eval() attributes {mdl.entry = "T", mdl.function = "eval"} {
+    %a = memref.alloc() : memref<64xbf16>
+    %b = memref.alloc() : memref<64xf32>
+    "test.use"(%a, %b) : (memref<64xbf16>, memref<64xf32>) -> ()
+    return
+  }
 }
 
 // -----

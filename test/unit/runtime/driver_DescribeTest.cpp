@@ -51,6 +51,10 @@ TEST_F(DriverTest, DescribeJson) {
   EXPECT_EQ(j["datasets"][1]["name"], "points_eval");
   EXPECT_GT(j["memory"]["arena_bytes"].get<uint64_t>(),
             j["memory"]["persistent_bytes"].get<uint64_t>());
+  // Two f32 parameters of 2 and 1 elements and their gradients.
+  const nlohmann::json &f32 = j["memory"]["persistent_by_dtype"]["f32"];
+  EXPECT_EQ(f32["by_role"]["parameters"], 12);
+  EXPECT_EQ(f32["by_role"]["gradients"], 12);
 }
 
 // A cuda,cpu program: the GPU's memory plan, kernel count and images too.

@@ -62,6 +62,23 @@ std::vector<uint8_t> paramWithGradient(fb::Role role, fb::DType dtype,
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
+// A one-buffer program (arena 256, persistent 64) whose scratch peak has
+// `liveBytes` live, `dtype` bytes of them in one entry.
+std::vector<uint8_t> withScratchPeak(uint64_t liveBytes, fb::DType dtype) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<int64_t> shape{4};
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers{
+      fb::CreateBufferDirect(fbb, "w", fb::Role::Param, fb::Phase::Shared, "",
+                             "w", fb::DType::F32, &shape, 0, 16)};
+  std::vector<flatbuffers::Offset<fb::DTypeBytes>> dtypes{
+      fb::CreateDTypeBytes(fbb, dtype, liveBytes)};
+  auto peak = fb::CreateScratchPeakDirect(fbb, "m.fwd_bwd", liveBytes, &dtypes);
+  fbb.Finish(fb::CreateProgramDirect(fbb, 1, "m.mdl", "h", nullptr, 256, 64,
+                                     nullptr, nullptr, nullptr, nullptr,
+                                     &buffers, nullptr, 0, peak));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
 void expectCorrupt(const std::vector<uint8_t> &manifest, const std::string &why,
                    size_t numFunctions = 5) {
   std::string err;
@@ -102,6 +119,14 @@ TEST(DriverManifest, BuffersMustLieInTheArena) {
   expectCorrupt(oneBuffer(~uint64_t(63), 16, 128),
                 "buffer w lies outside the arena");
   expectCorrupt(oneBuffer(0, 12, 128), "buffer w has 12 bytes for shape [4]");
+}
+
+TEST(DriverManifest, TheScratchPeakFitsTheScratchRegion) {
+  std::string err;
+  EXPECT_EQ(runWith(withScratchPeak(192, fb::DType::BF16), 5, err), 0) << err;
+  expectCorrupt(withScratchPeak(193, fb::DType::BF16),
+                "the scratch peak is larger than the scratch region");
+  expectCorrupt(withScratchPeak(16, fb::DType(99)), "");
 }
 
 TEST(DriverManifest, VersionsAndEnumsAreChecked) {
