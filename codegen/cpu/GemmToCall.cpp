@@ -1,4 +1,5 @@
-// mdlrt.gemm on the CPU: a call of the runtime's modelc_gemm_f32/f64 with
+// mdlrt.gemm on the CPU: a call of the runtime's modelc_gemm_f32/f64 (or,
+// for bf16/f16 operands with an f32 result, modelc_gemm_bf16/f16) with
 // pointers, leading dimensions and batch strides from each memref's strided
 // layout (its type, or its metadata where the type leaves them dynamic).
 #include "codegen/cpu/CpuLowering.h"
@@ -103,10 +104,15 @@ private:
   Type i64, ptr;
 };
 
-/// `void modelc_gemm_f32/f64(...)` of ProgramABI.h, declared once.
-func::FuncOp getGemmFunction(ModuleOp module, Type elementType) {
-  std::string name =
-      elementType.isF32() ? "modelc_gemm_f32" : "modelc_gemm_f64";
+/// `void modelc_gemm_f32/f64/bf16/f16(...)` of ProgramABI.h for operands of
+/// `inputType` and a C of `elementType` (alpha and beta have C's type),
+/// declared once.
+func::FuncOp getGemmFunction(ModuleOp module, Type inputType,
+                             Type elementType) {
+  std::string name = inputType.isF32()    ? "modelc_gemm_f32"
+                     : inputType.isF64()  ? "modelc_gemm_f64"
+                     : inputType.isBF16() ? "modelc_gemm_bf16"
+                                          : "modelc_gemm_f16";
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
@@ -130,7 +136,8 @@ void lowerGemmsToCalls(ModuleOp module) {
   module.walk([&](mdlrt::GemmOp gemm) { gemms.push_back(gemm); });
   for (mdlrt::GemmOp gemm : gemms) {
     func::FuncOp callee =
-        getGemmFunction(module, getElementTypeOrSelf(gemm.getC().getType()));
+        getGemmFunction(module, getElementTypeOrSelf(gemm.getA().getType()),
+                        getElementTypeOrSelf(gemm.getC().getType()));
     GemmCallBuilder(gemm).build(callee, gemm);
     gemm.erase();
   }

@@ -334,24 +334,16 @@ Value castTensor(OpBuilder &b, Location loc, Value tensor, Type type) {
       });
 }
 
-Value createGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                 bool transposeLhs, bool transposeRhs,
-                 ArrayRef<int64_t> shape) {
+Value createWideGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                     bool transposeLhs, bool transposeRhs,
+                     ArrayRef<int64_t> shape) {
   assert(!(transposeLhs && transposeRhs) && "one transposed side only");
-  // 16-bit operands: their exact f32 values multiplied and accumulated in
-  // f32, the result rounded once (the tensor-core contract; an f32 GEMM
-  // through the library on either target).
-  Type elementType = getElementTypeOrSelf(lhs.getType());
-  Type accumulatorType = getComputeType(elementType);
-  if (accumulatorType != elementType) {
-    Value wideLhs = castTensor(b, loc, lhs, accumulatorType);
-    Value wideRhs = castTensor(b, loc, rhs, accumulatorType);
-    Value product = createGemm(b, loc, wideLhs, wideRhs, transposeLhs,
-                               transposeRhs, shape);
-    return castTensor(b, loc, product, elementType);
-  }
-  Value init =
-      createZeroTensor(b, loc, shape, getElementTypeOrSelf(lhs.getType()));
+  // 16-bit operands are read as they are and accumulated into an f32
+  // tensor (linalg's named matmuls widen their inputs to the output's
+  // type, exactly): --mdl-gemm-to-library maps that to a 16-bit GEMM.
+  Type accumulatorType =
+      getComputeType(getElementTypeOrSelf(lhs.getType()));
+  Value init = createZeroTensor(b, loc, shape, accumulatorType);
   SmallVector<Value, 2> ins = {lhs, rhs};
   Type type = init.getType();
   Operation *gemm;
@@ -368,6 +360,16 @@ Value createGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
   else
     gemm = b.create<linalg::BatchMatmulOp>(loc, type, ins, init);
   return gemm->getResult(0);
+}
+
+Value createGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                 bool transposeLhs, bool transposeRhs,
+                 ArrayRef<int64_t> shape) {
+  // The f32 product of 16-bit operands rounded once (the tensor-core
+  // contract).
+  Value product =
+      createWideGemm(b, loc, lhs, rhs, transposeLhs, transposeRhs, shape);
+  return castTensor(b, loc, product, getElementTypeOrSelf(lhs.getType()));
 }
 
 WindowIndex findReadingWindow(OpBuilder &b, Location loc, Value padded,

@@ -170,6 +170,12 @@ mlir::Value createLinearIndex(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value createGemm(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs,
                        mlir::Value rhs, bool transposeLhs, bool transposeRhs,
                        llvm::ArrayRef<int64_t> shape);
+/// createGemm's product before rounding: in getComputeType of the
+/// operands' type (f32 for f16/bf16 operands, which the matmul reads as
+/// they are), for a consumer that adds to it in f32 and rounds once.
+mlir::Value createWideGemm(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value lhs, mlir::Value rhs, bool transposeLhs,
+                           bool transposeRhs, llvm::ArrayRef<int64_t> shape);
 
 /// The output window along one axis whose tap reads a given input
 /// position, for the gather forms of col2im and the pooling gradients.

@@ -115,18 +115,6 @@ Value createOutputColumns(OpBuilder &b, Location loc, Value grad,
   return reshapeTensor(b, loc, transposed, grouped(geo, geo.og(), geo.p()));
 }
 
-/// createGemm on operands extended to getComputeType: for f16/bf16, the
-/// f32 product left unrounded, for a consumer that adds to it in f32 (the
-/// bias, col2im) and rounds once. The plain createGemm for other types.
-Value createUnroundedGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                          bool transposeLhs, bool transposeRhs,
-                          ArrayRef<int64_t> shape) {
-  Type computeType = getComputeType(getElementTypeOrSelf(lhs.getType()));
-  return createGemm(b, loc, castTensor(b, loc, lhs, computeType),
-                    castTensor(b, loc, rhs, computeType), transposeLhs,
-                    transposeRhs, shape);
-}
-
 /// conv2d: Y[gi] = W[gi] `[og, k]` @ col[gi] `[k, p]`, then one generic
 /// that reorders `[o, n, oh, ow]` to NCHW and adds the bias. f16/bf16: the
 /// f32 product plus the bias in f32, rounded once.
@@ -144,7 +132,7 @@ struct Conv2dLowering : OpConversionPattern<mlir::mdl::Conv2dOp> {
     Value col = createIm2col(rewriter, loc, adaptor.getInput(), geo);
     Value weight = reshapeTensor(rewriter, loc, adaptor.getWeight(),
                                  grouped(geo, geo.og(), geo.k()));
-    Value product = createUnroundedGemm(
+    Value product = createWideGemm(
         rewriter, loc, weight, col, /*transposeLhs=*/false,
         /*transposeRhs=*/false, grouped(geo, geo.og(), geo.p()));
     Value columns =
@@ -227,7 +215,7 @@ struct Conv2dGradInputLowering
     Value weight = reshapeTensor(rewriter, loc, adaptor.getWeight(),
                                  grouped(geo, geo.og(), geo.k()));
     Value grad = createOutputColumns(rewriter, loc, adaptor.getGrad(), geo);
-    Value dcol = createUnroundedGemm(
+    Value dcol = createWideGemm(
         rewriter, loc, weight, grad, /*transposeLhs=*/true,
         /*transposeRhs=*/false, grouped(geo, geo.k(), geo.p()));
     dcol =

@@ -1,5 +1,6 @@
 // --mdl-gemm-to-library: the linalg matmul family on memrefs becomes
-// mdlrt.gemm, which each target turns into its BLAS call.
+// mdlrt.gemm, which each target turns into its BLAS call: f32 and f64
+// GEMMs, and bf16/f16 operands with an f32 result.
 #include "codegen/Passes.h"
 #include "codegen/memory/MemRefAliases.h"
 
@@ -36,10 +37,10 @@ std::optional<MatmulForm> getMatmulForm(Operation *op) {
   return std::nullopt;
 }
 
-/// Whether BLAS can address `type` as row-major matrices: f32/f64, static
-/// strides with the innermost one 1, and a row stride at least the row
-/// length unless there is one row (so rows do not overlap). Batch strides
-/// are free.
+/// Whether BLAS can address `type` as row-major matrices of `elementType`:
+/// static strides with the innermost one 1, and a row stride at least the
+/// row length unless there is one row (so rows do not overlap). Batch
+/// strides are free.
 bool isBlasMatrix(Type type, Type elementType) {
   auto memref = dyn_cast<MemRefType>(type);
   if (!memref || memref.getElementType() != elementType ||
@@ -105,11 +106,16 @@ struct MdlGemmToLibraryPass
       return;
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
     Value c = op.getDpsInits()[0];
+    // f32 and f64 GEMMs, and bf16/f16 operands accumulated into f32.
     Type elementType = getElementTypeOrSelf(c.getType());
+    Type inputType = getElementTypeOrSelf(a.getType());
     if (!elementType.isF32() && !elementType.isF64())
       return;
-    if (!isBlasMatrix(a.getType(), elementType) ||
-        !isBlasMatrix(b.getType(), elementType) ||
+    if (inputType != elementType &&
+        !(elementType.isF32() && (inputType.isBF16() || inputType.isF16())))
+      return;
+    if (!isBlasMatrix(a.getType(), inputType) ||
+        !isBlasMatrix(b.getType(), inputType) ||
         !isBlasMatrix(c.getType(), elementType))
       return;
     // BLAS must not write what it reads.

@@ -48,9 +48,17 @@ LogicalResult GemmOp::verify() {
   auto a = cast<MemRefType>(getA().getType());
   auto b = cast<MemRefType>(getB().getType());
   auto c = cast<MemRefType>(getC().getType());
-  if (a.getElementType() != c.getElementType() ||
-      b.getElementType() != c.getElementType())
-    return emitOpError("operands must have the same element type");
+  Type inputType = a.getElementType(), outputType = c.getElementType();
+  if (b.getElementType() != inputType)
+    return emitOpError("A and B must have the same element type");
+  bool sixteenBit = inputType.isBF16() || inputType.isF16();
+  if (outputType != inputType && !(sixteenBit && outputType.isF32()))
+    return emitOpError() << "C must have A's element type, or be f32 for "
+                            "bf16/f16 A and B; got "
+                         << inputType << " and " << outputType;
+  if (sixteenBit && !outputType.isF32())
+    return emitOpError() << "a GEMM of " << inputType
+                         << " operands accumulates into an f32 C";
   if (failed(verifyUnitInnerStride(*this, "A", a)) ||
       failed(verifyUnitInnerStride(*this, "B", b)) ||
       failed(verifyUnitInnerStride(*this, "C", c)))

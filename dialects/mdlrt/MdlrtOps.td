@@ -25,7 +25,7 @@ def Mdlrt_BufferOp : Mdlrt_Op<"buffer", [Pure]> {
 // A matrix or a batch of matrices with unit innermost stride (any other
 // strides): what a row-major BLAS call can address with a leading dimension
 // and a batch stride.
-def Mdlrt_GemmOperand : MemRefRankOf<[F32, F64], [2, 3]>;
+def Mdlrt_GemmOperand : MemRefRankOf<[F32, F64, BF16, F16], [2, 3]>;
 
 def Mdlrt_GemmOp : Mdlrt_Op<"gemm"> {
   let summary = "C = alpha * op(A) * op(B) + beta * C, batched, row-major";
@@ -38,9 +38,15 @@ def Mdlrt_GemmOp : Mdlrt_Op<"gemm"> {
     operand must be 1; the row and batch strides can be anything. With
     `beta = 0` the old contents of C are not read (as in BLAS).
 
+    A and B have one element type. C has it too, or is f32 when A and B are
+    bf16 or f16: their exact values multiplied and accumulated in f32 (the
+    tensor-core contract; cuBLASLt's 16-bit A/B with f32 C and compute).
+
     ```mlir
     mdlrt.gemm %x, %w, %y alpha = 1.000000e+00 beta = 0.000000e+00 transpose_b
         : memref<128x784xf32>, memref<256x784xf32>, memref<128x256xf32>
+    mdlrt.gemm %x, %w, %y alpha = 1.000000e+00 beta = 0.000000e+00 transpose_b
+        : memref<128x784xbf16>, memref<256x784xbf16>, memref<128x256xf32>
     ```
   }];
   let arguments = (ins Arg<Mdlrt_GemmOperand, "A", [MemRead]>:$a,

@@ -134,10 +134,11 @@ func.func @strided_rows(%wide: memref<4x32xf32>, %b: memref<8x16xf32>) {
 // -----
 
 // What BLAS cannot do stays linalg: a column stride other than 1, mixed
-// element types, integers, and a product written over one of its inputs.
+// 16-bit/f32 operands, 16-bit operands into a 16-bit or f64 C, integers,
+// and a product written over one of its inputs.
 // CHECK-LABEL: func.func @left_to_loops
 // CHECK-NOT: mdlrt.gemm
-// CHECK-COUNT-4: linalg.matmul
+// CHECK-COUNT-6: linalg.matmul
 // CHECK-NOT: mdlrt.gemm
 func.func @left_to_loops(%wide: memref<4x16xf32>, %b: memref<8x16xf32>,
                          %h: memref<4x8xf16>, %hb: memref<8x16xf16>,
@@ -145,12 +146,34 @@ func.func @left_to_loops(%wide: memref<4x16xf32>, %b: memref<8x16xf32>,
   %a = memref.subview %wide[0, 0] [4, 8] [1, 2] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 2]>>
   %c = memref.alloc() : memref<4x16xf32>
   linalg.matmul ins(%a, %b : memref<4x8xf32, strided<[16, 2]>>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
-  linalg.matmul ins(%h, %hb : memref<4x8xf16>, memref<8x16xf16>) outs(%c : memref<4x16xf32>)
+  linalg.matmul ins(%h, %b : memref<4x8xf16>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  %hc = memref.alloc() : memref<4x16xf16>
+  linalg.matmul ins(%h, %hb : memref<4x8xf16>, memref<8x16xf16>) outs(%hc : memref<4x16xf16>)
+  %dc = memref.alloc() : memref<4x16xf64>
+  linalg.matmul ins(%h, %hb : memref<4x8xf16>, memref<8x16xf16>) outs(%dc : memref<4x16xf64>)
   %ic = memref.alloc() : memref<4x16xi32>
   linalg.matmul ins(%i, %ib : memref<4x8xi32>, memref<8x16xi32>) outs(%ic : memref<4x16xi32>)
   %sq = memref.alloc() : memref<8x8xf32>
   %sq2 = mdlrt.buffer @sq : memref<8x8xf32>
   linalg.matmul ins(%sq, %sq2 : memref<8x8xf32>, memref<8x8xf32>) outs(%sq : memref<8x8xf32>)
+  return
+}
+
+// 16-bit operands accumulated into an f32 C (the tensor-core contract):
+// one mdlrt.gemm with bf16 or f16 A and B, batched too.
+// CHECK-LABEL: func.func @sixteen_bit_into_f32
+// CHECK-NOT: linalg.fill
+// CHECK: mdlrt.gemm {{.*}} beta = 0.000000e+00 transpose_b : memref<4x8xbf16>, memref<16x8xbf16>, memref<4x16xf32>
+// CHECK: mdlrt.gemm {{.*}} beta = 1.000000e+00 : memref<2x4x8xf16>, memref<2x8x16xf16>, memref<2x4x16xf32>
+// CHECK-NOT: linalg.
+func.func @sixteen_bit_into_f32(%a: memref<4x8xbf16>, %b: memref<16x8xbf16>,
+                                %ha: memref<2x4x8xf16>, %hb: memref<2x8x16xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x16xf32>)
+  linalg.matmul_transpose_b ins(%a, %b : memref<4x8xbf16>, memref<16x8xbf16>) outs(%c : memref<4x16xf32>)
+  %hc = memref.alloc() : memref<2x4x16xf32>
+  linalg.batch_matmul ins(%ha, %hb : memref<2x4x8xf16>, memref<2x8x16xf16>) outs(%hc : memref<2x4x16xf32>)
   return
 }
 

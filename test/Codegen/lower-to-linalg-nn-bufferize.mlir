@@ -107,10 +107,11 @@ func.func @"G.fwd_bwd"() {
 // -----
 
 // The LeNet-style step on bf16 (the losses f32, as the frontend makes
-// them): the f32 accumulators and GEMM products bufferize like the rest.
+// them): the f32 accumulators and GEMM products bufferize like the rest,
+// the GEMMs reading bf16 operands into f32 products.
 // CHECK-LABEL: func.func @TB.fwd_bwd
 // CHECK-NOT: tensor<
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<6x25xf32{{.*}}>, memref<25x1568xf32{{.*}}>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<6x25xbf16{{.*}}>, memref<25x1568xbf16{{.*}}>) outs(%{{.*}} : memref<6x1568xf32>)
 // CHECK: return
 mdl.buffer @"TB:in:x" : tensor<2x1x28x28xbf16> {entry = "TB", key = "x", phase = "train", role = "input"}
 mdl.buffer @"TB:in:y" : tensor<2xui8> {entry = "TB", key = "y", phase = "train", role = "input"}

@@ -115,12 +115,13 @@ func.func @grouped_grads(%x: tensor<2x4x9x9xf32>, %w: tensor<6x2x3x3xf32>, %g: t
 
 // -----
 
-// bf16 conv2d with bias: im2col copies bf16, the f32 GEMM's product stays
-// f32 (no truncf after the matmul), and the bias is extended and added in
-// f32 before the one truncf.
+// bf16 conv2d with bias: im2col copies bf16, the GEMM reads the bf16
+// columns and weights into an f32 product, which stays f32 (no truncf after
+// the matmul), and the bias is extended and added in f32 before the one
+// truncf.
 // CHECK-LABEL: func.func @conv_bias_bf16
 // CHECK-SAME: (%{{.*}}: tensor<2x1x8x8xbf16>, %{{.*}}: tensor<3x1x3x3xbf16>, %[[B:.*]]: tensor<3xbf16>)
-// CHECK: %[[PRODUCT:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x9xf32>, tensor<9x128xf32>) outs(%{{.*}} : tensor<3x128xf32>)
+// CHECK: %[[PRODUCT:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x9xbf16>, tensor<9x128xbf16>) outs(%{{.*}} : tensor<3x128xf32>)
 // CHECK-NOT: arith.truncf
 // CHECK: %[[COLUMNS:.*]] = tensor.expand_shape %[[PRODUCT]] {{.*}} : tensor<3x128xf32> into tensor<3x2x8x8xf32>
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[COLUMNS]], %[[B]] : tensor<3x2x8x8xf32>, tensor<3xbf16>) outs(%{{.*}} : tensor<2x3x8x8xbf16>)
@@ -137,11 +138,12 @@ func.func @conv_bias_bf16(%x: tensor<2x1x8x8xbf16>, %w: tensor<3x1x3x3xbf16>, %b
 
 // -----
 
-// bf16 conv2d_grad_input: dcol stays f32 (the GEMM's product unrounded),
+// bf16 conv2d_grad_input: the GEMM reads the bf16 weights and gradient,
+// dcol stays f32 (the GEMM's product unrounded),
 // col2im sums the taps in an f32 accumulator, and one elementwise pass
 // rounds dX to bf16 before the collapse.
 // CHECK-LABEL: func.func @conv_grad_input_bf16
-// CHECK: %[[DCOL:.*]] = linalg.matmul_transpose_a ins(%{{.*}}, %{{.*}} : tensor<3x9xf32>, tensor<3x128xf32>) outs(%{{.*}} : tensor<9x128xf32>)
+// CHECK: %[[DCOL:.*]] = linalg.matmul_transpose_a ins(%{{.*}}, %{{.*}} : tensor<3x9xbf16>, tensor<3x128xbf16>) outs(%{{.*}} : tensor<9x128xf32>)
 // CHECK-NOT: arith.truncf
 // CHECK: %[[DCOL7:.*]] = tensor.expand_shape %[[DCOL]] {{.*}} : tensor<9x128xf32> into tensor<1x1x3x3x2x8x8xf32>
 // CHECK: %[[WINDOW:.*]] = tensor.empty() : tensor<3x3xbf16>

@@ -142,17 +142,15 @@ func.func @integer(%a: tensor<2x3xi32>, %b: tensor<3x4xi32>) -> tensor<2x4xi32> 
 
 // -----
 
-// 16-bit operands are extended to f32 (exactly), multiplied and accumulated
-// in f32 by the library GEMM, and the product rounded once to bf16, as a
-// tensor core computes (never a bf16 accumulator).
+// 16-bit operands are read as they are by a matmul into an f32 accumulator
+// (linalg widens them exactly), which the library GEMM computes in f32
+// (no f32 copies of the operands), and the product is rounded once to
+// bf16, as a tensor core computes (never a bf16 accumulator).
 // CHECK-LABEL: func.func @matmul_bf16
 // CHECK-SAME: (%[[A:.*]]: tensor<4x8xbf16>, %[[B:.*]]: tensor<16x8xbf16>)
-// CHECK: %[[WA:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4x8xbf16>) outs(%{{.*}} : tensor<4x8xf32>)
-// CHECK: arith.extf %{{.*}} : bf16 to f32
-// CHECK: %[[WB:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<16x8xbf16>) outs(%{{.*}} : tensor<16x8xf32>)
-// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK-NOT: arith.extf
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x16xf32>)
-// CHECK: %[[P:.*]] = linalg.matmul_transpose_b ins(%[[WA]], %[[WB]] : tensor<4x8xf32>, tensor<16x8xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// CHECK: %[[P:.*]] = linalg.matmul_transpose_b ins(%[[A]], %[[B]] : tensor<4x8xbf16>, tensor<16x8xbf16>) outs(%{{.*}} : tensor<4x16xf32>)
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<4x16xf32>) outs(%{{.*}} : tensor<4x16xbf16>)
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: return %[[Y]]

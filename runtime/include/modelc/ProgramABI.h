@@ -39,6 +39,19 @@ void modelc_gemm_f64(int64_t transA, int64_t transB, int64_t M, int64_t N,
                      int64_t strideA, const double *B, int64_t ldb,
                      int64_t strideB, double beta, double *C, int64_t ldc,
                      int64_t strideC, int64_t batch);
+/// The same with bf16 or f16 A and B (their bits) and an f32 C: the exact
+/// f32 values of A and B multiplied and accumulated in f32, as tensor cores
+/// and cuBLASLt with CUBLAS_COMPUTE_32F compute them.
+void modelc_gemm_bf16(int64_t transA, int64_t transB, int64_t M, int64_t N,
+                      int64_t K, float alpha, const uint16_t *A, int64_t lda,
+                      int64_t strideA, const uint16_t *B, int64_t ldb,
+                      int64_t strideB, float beta, float *C, int64_t ldc,
+                      int64_t strideC, int64_t batch);
+void modelc_gemm_f16(int64_t transA, int64_t transB, int64_t M, int64_t N,
+                     int64_t K, float alpha, const uint16_t *A, int64_t lda,
+                     int64_t strideA, const uint16_t *B, int64_t ldb,
+                     int64_t strideB, float beta, float *C, int64_t ldc,
+                     int64_t strideC, int64_t batch);
 
 #ifdef __cplusplus
 }
