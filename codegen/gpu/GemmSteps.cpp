@@ -66,9 +66,16 @@ FailureOr<StaticMatrix> describeOperand(mdlrt::GemmOp gemm, Value memref,
 } // namespace
 
 FailureOr<DictionaryAttr> describeGemm(mdlrt::GemmOp gemm, Value arena) {
+  // mdlrt.gemm's verifier allows f32, f64, and bf16/f16 A and B with an f32
+  // C: what cuBLASLt computes with CUBLAS_COMPUTE_32F/64F.
   Type elementType = getElementTypeOrSelf(gemm.getC().getType());
+  Type inputType = getElementTypeOrSelf(gemm.getA().getType());
   if (!elementType.isF32() && !elementType.isF64())
     return gemm.emitError("a GPU Gemm step is f32 or f64, not ") << elementType;
+  auto typeName = [](Type type) -> StringRef {
+    return type.isF32() ? "f32" : type.isF64() ? "f64" : type.isBF16() ? "bf16"
+                                                                      : "f16";
+  };
   FailureOr<StaticMatrix> a = describeOperand(gemm, gemm.getA(), arena, "A");
   FailureOr<StaticMatrix> b = describeOperand(gemm, gemm.getB(), arena, "B");
   FailureOr<StaticMatrix> c = describeOperand(gemm, gemm.getC(), arena, "C");
@@ -81,8 +88,8 @@ FailureOr<DictionaryAttr> describeGemm(mdlrt::GemmOp gemm, Value arena) {
     return builder.getF64FloatAttr(value.convertToDouble());
   };
   NamedAttrList fields;
-  fields.append("dtype",
-                builder.getStringAttr(elementType.isF32() ? "f32" : "f64"));
+  fields.append("dtype", builder.getStringAttr(typeName(elementType)));
+  fields.append("ab_dtype", builder.getStringAttr(typeName(inputType)));
   fields.append("trans_a", builder.getBoolAttr(gemm.getTransposeA()));
   fields.append("trans_b", builder.getBoolAttr(gemm.getTransposeB()));
   fields.append("m", i64(c->sizes[rankC - 2]));

@@ -4,6 +4,7 @@
 #include "codegen/manifest/ManifestEntries.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 namespace fb = modelc::manifest;
@@ -24,16 +25,20 @@ flatbuffers::Offset<fb::GpuGemm> writeGemm(flatbuffers::FlatBufferBuilder &fbb,
   auto real = [&](StringRef name) {
     return gemm.getAs<FloatAttr>(name).getValueAsDouble();
   };
-  fb::DType dtype = gemm.getAs<StringAttr>("dtype").getValue() == "f64"
-                        ? fb::DType::F64
-                        : fb::DType::F32;
+  auto dtype = [&](StringRef name) {
+    return llvm::StringSwitch<fb::DType>(gemm.getAs<StringAttr>(name))
+        .Case("f64", fb::DType::F64)
+        .Case("bf16", fb::DType::BF16)
+        .Case("f16", fb::DType::F16)
+        .Default(fb::DType::F32);
+  };
   return fb::CreateGpuGemm(
-      fbb, dtype, flag("trans_a"), flag("trans_b"), getInt(gemm, "m"),
+      fbb, dtype("dtype"), flag("trans_a"), flag("trans_b"), getInt(gemm, "m"),
       getInt(gemm, "n"), getInt(gemm, "k"), real("alpha"), real("beta"),
       getInt(gemm, "a"), getInt(gemm, "lda"), getInt(gemm, "stride_a"),
       getInt(gemm, "b"), getInt(gemm, "ldb"), getInt(gemm, "stride_b"),
       getInt(gemm, "c"), getInt(gemm, "ldc"), getInt(gemm, "stride_c"),
-      getInt(gemm, "batch"));
+      getInt(gemm, "batch"), dtype("ab_dtype"));
 }
 
 /// A step's `writes` ({offset, bytes, type} each) as GpuStep.writes; none

@@ -8,13 +8,26 @@ namespace modelc::rt::cuda {
 
 namespace {
 
-uint64_t elementBytes(const GpuGemmInfo &gemm) { return gemm.f64 ? 8 : 4; }
+/// cuBLASLt's name of a GEMM dtype.
+cudaDataType dataType(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+    return CUDA_R_64F;
+  case DType::BF16:
+    return CUDA_R_16BF;
+  case DType::F16:
+    return CUDA_R_16F;
+  default:
+    return CUDA_R_32F;
+  }
+}
 
-/// The alignment cuBLASLt may assume of every batch of `operand`.
-uint32_t alignment(const ColumnMajorOperand &operand, const GpuGemmInfo &gemm,
+/// The alignment cuBLASLt may assume of every batch of `operand`, whose
+/// elements are `dtype`.
+uint32_t alignment(const ColumnMajorOperand &operand, DType dtype,
                    int64_t batch) {
   uint64_t strideBytes =
-      batch > 1 ? uint64_t(operand.batchStride) * elementBytes(gemm) : 0;
+      batch > 1 ? uint64_t(operand.batchStride) * dtypeSize(dtype) : 0;
   return alignmentOf(operand.offset, strideBytes);
 }
 
@@ -66,11 +79,12 @@ struct PreferenceGuard {
 std::string GemmPlan::key(const GpuGemmInfo &g) {
   ColumnMajorGemm cm = toColumnMajor(g.layout);
   const RowMajorGemm &l = g.layout;
-  return fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
-                     g.f64, g.alpha, g.beta, l.transA, l.transB, l.m, l.n, l.k,
-                     l.batch, l.lda, l.ldb, l.ldc, l.strideA, l.strideB,
-                     l.strideC, alignment(cm.a, g, l.batch),
-                     alignment(cm.b, g, l.batch), alignment(cm.c, g, l.batch));
+  return fmt::format(
+      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+      int(g.dtype), int(g.ab), g.alpha, g.beta, l.transA, l.transB, l.m, l.n,
+      l.k, l.batch, l.lda, l.ldb, l.ldc, l.strideA, l.strideB, l.strideC,
+      alignment(cm.a, g.ab, l.batch), alignment(cm.b, g.ab, l.batch),
+      alignment(cm.c, g.dtype, l.batch));
 }
 
 Result<std::unique_ptr<GemmPlan>> GemmPlan::create(const BlasLtApi &lt,
@@ -80,12 +94,16 @@ Result<std::unique_ptr<GemmPlan>> GemmPlan::create(const BlasLtApi &lt,
                                                    const std::string &where) {
   std::unique_ptr<GemmPlan> plan(new GemmPlan(lt, handle));
   const RowMajorGemm &l = gemm.layout;
-  plan->where_ =
-      fmt::format("{} GEMM {}{} m={} n={} k={} batch={} of {}",
-                  gemm.f64 ? "f64" : "f32", l.transA ? "T" : "N",
-                  l.transB ? "T" : "N", l.m, l.n, l.k, l.batch, where);
+  bool f64 = gemm.dtype == DType::F64;
+  std::string types = gemm.ab == gemm.dtype
+                          ? dtypeName(gemm.dtype)
+                          : fmt::format("{}->{}", dtypeName(gemm.ab),
+                                        dtypeName(gemm.dtype));
+  plan->where_ = fmt::format("{} GEMM {}{} m={} n={} k={} batch={} of {}",
+                             types, l.transA ? "T" : "N", l.transB ? "T" : "N",
+                             l.m, l.n, l.k, l.batch, where);
   plan->workspaceBytes_ = workspaceBytes;
-  plan->f64_ = gemm.f64;
+  plan->f64_ = f64;
   plan->alpha32_ = float(gemm.alpha);
   plan->beta32_ = float(gemm.beta);
   plan->alpha64_ = gemm.alpha;
@@ -93,9 +111,10 @@ Result<std::unique_ptr<GemmPlan>> GemmPlan::create(const BlasLtApi &lt,
   const std::string &what = plan->where_;
 
   ColumnMajorGemm cm = toColumnMajor(l);
-  cudaDataType type = gemm.f64 ? CUDA_R_64F : CUDA_R_32F;
-  cublasComputeType_t compute =
-      gemm.f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  // A and B (cuBLASLt's B and A) in their type; C and D, the scale type
+  // and the computation in C's: 16-bit inputs accumulate in f32.
+  cudaDataType type = dataType(gemm.dtype), inputType = dataType(gemm.ab);
+  cublasComputeType_t compute = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
   MODELC_RETURN_IF_ERROR(
       lt.check(lt.matmulDescCreate(&plan->desc_, compute, type),
                "cublasLtMatmulDescCreate", what));
@@ -107,8 +126,10 @@ Result<std::unique_ptr<GemmPlan>> GemmPlan::create(const BlasLtApi &lt,
         lt.matmulDescSetAttribute(plan->desc_, attribute, &op, sizeof(op)),
         "cublasLtMatmulDescSetAttribute", what));
   }
-  MODELC_RETURN_IF_ERROR(createLayout(lt, plan->a_, cm.a, type, cm.batch));
-  MODELC_RETURN_IF_ERROR(createLayout(lt, plan->b_, cm.b, type, cm.batch));
+  MODELC_RETURN_IF_ERROR(
+      createLayout(lt, plan->a_, cm.a, inputType, cm.batch));
+  MODELC_RETURN_IF_ERROR(
+      createLayout(lt, plan->b_, cm.b, inputType, cm.batch));
   MODELC_RETURN_IF_ERROR(createLayout(lt, plan->c_, cm.c, type, cm.batch));
 
   PreferenceGuard pref{lt};
@@ -118,9 +139,9 @@ Result<std::unique_ptr<GemmPlan>> GemmPlan::create(const BlasLtApi &lt,
       lt, pref.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspaceBytes));
   // The default assumes 256-byte aligned pointers; arena views often are
   // not, and an algorithm that needs more than they have would fault.
-  uint32_t alignA = alignment(cm.a, gemm, cm.batch);
-  uint32_t alignB = alignment(cm.b, gemm, cm.batch);
-  uint32_t alignC = alignment(cm.c, gemm, cm.batch);
+  uint32_t alignA = alignment(cm.a, gemm.ab, cm.batch);
+  uint32_t alignB = alignment(cm.b, gemm.ab, cm.batch);
+  uint32_t alignC = alignment(cm.c, gemm.dtype, cm.batch);
   for (auto [attribute, value] :
        {std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA},
         std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB},

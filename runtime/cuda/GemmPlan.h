@@ -16,7 +16,8 @@ namespace modelc::rt::cuda {
 class GemmPlan {
 public:
   /// f32 GEMMs compute in f32 (CUBLAS_COMPUTE_32F, no TF32) and f64 ones in
-  /// f64, so that results match the CPU's within rounding.
+  /// f64, so that results match the CPU's within rounding; bf16/f16 A and B
+  /// (CUDA_R_16BF/16F layouts) multiply into an f32 C in f32.
   static Result<std::unique_ptr<GemmPlan>>
   create(const BlasLtApi &lt, cublasLtHandle_t handle, const GpuGemmInfo &gemm,
          uint64_t workspaceBytes, const std::string &where);

@@ -127,12 +127,21 @@ Result<GpuGemmInfo> copyGemm(const std::string &where, const fb::GpuGemm *g,
                              const GpuProgramInfo &info) {
   if (!g)
     return corrupt(where + ": a GEMM step without its GEMM");
-  if (g->dtype() != fb::DType::F32 && g->dtype() != fb::DType::F64)
-    return corrupt(fmt::format("{}: GEMM of dtype {} (the GPU runs f32 and "
-                               "f64 GEMMs)",
-                               where, int(g->dtype())));
+  // f32, f64, and bf16/f16 A and B with an f32 C.
+  fb::DType c = g->dtype(), ab = g->ab_dtype();
+  bool sixteenBit = ab == fb::DType::BF16 || ab == fb::DType::F16;
+  if ((c != fb::DType::F32 && c != fb::DType::F64) ||
+      (ab != c && !(sixteenBit && c == fb::DType::F32)))
+    return corrupt(fmt::format("{}: GEMM of dtypes {} (A, B) and {} (C) (the "
+                               "GPU runs f32 and f64 GEMMs, and bf16/f16 ones "
+                               "into f32)",
+                               where, int(ab), int(c)));
   GpuGemmInfo out;
-  out.f64 = g->dtype() == fb::DType::F64;
+  out.dtype = c == fb::DType::F64 ? DType::F64 : DType::F32;
+  out.ab = ab == fb::DType::F64    ? DType::F64
+           : ab == fb::DType::BF16 ? DType::BF16
+           : ab == fb::DType::F16  ? DType::F16
+                                   : DType::F32;
   out.alpha = g->alpha();
   out.beta = g->beta();
   RowMajorGemm &l = out.layout;
@@ -144,13 +153,13 @@ Result<GpuGemmInfo> copyGemm(const std::string &where, const fb::GpuGemm *g,
       l.n > kMaxDim || l.k > kMaxDim || l.batch > kMaxDim)
     return corrupt(fmt::format("{}: GEMM of m {}, n {}, k {}, batch {}", where,
                                l.m, l.n, l.k, l.batch));
-  uint64_t elementBytes = out.f64 ? 8 : 4;
+  uint64_t abBytes = dtypeSize(out.ab), cBytes = dtypeSize(out.dtype);
   MODELC_RETURN_IF_ERROR(checkOperand(where, "A", storedA(l), l.a, l.lda,
-                                      l.strideA, l.batch, elementBytes, info));
+                                      l.strideA, l.batch, abBytes, info));
   MODELC_RETURN_IF_ERROR(checkOperand(where, "B", storedB(l), l.b, l.ldb,
-                                      l.strideB, l.batch, elementBytes, info));
+                                      l.strideB, l.batch, abBytes, info));
   MODELC_RETURN_IF_ERROR(checkOperand(where, "C", storedC(l), l.c, l.ldc,
-                                      l.strideC, l.batch, elementBytes, info));
+                                      l.strideC, l.batch, cBytes, info));
   // The batches of C run in parallel on the GPU: they must not overlap.
   if (l.batch > 1 && uint64_t(l.strideC) < *spanElements(l.m, l.n, l.ldc, 0, 1))
     return corrupt(fmt::format("{}: GEMM batches of C overlap (batch stride "

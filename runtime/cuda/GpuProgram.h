@@ -31,7 +31,10 @@ struct GpuKernelInfo {
 };
 
 struct GpuGemmInfo {
-  bool f64 = false; // else f32
+  /// C's type and the computation's: F32 or F64. A and B have `ab`: the
+  /// same, or BF16/F16 with an F32 C (cuBLASLt's 16-bit inputs with f32
+  /// accumulation).
+  DType dtype = DType::F32, ab = DType::F32;
   double alpha = 1, beta = 0;
   RowMajorGemm layout;
 };

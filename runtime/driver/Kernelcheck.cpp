@@ -93,10 +93,18 @@ void fillInputs(const Manifest &m, Arena &arena, Rng &rng) {
   }
 }
 
-/// The CPU counterpart of a Gemm step: modelc_gemm_f32/_f64 on the host
-/// arena.
+/// The CPU counterpart of a Gemm step: modelc_gemm_f32/_f64/_bf16/_f16 on
+/// the host arena.
 void cpuGemm(const fb::GpuGemm &g, uint8_t *arena) {
-  if (g.dtype() == fb::DType::F64)
+  if (g.ab_dtype() == fb::DType::BF16 || g.ab_dtype() == fb::DType::F16)
+    (g.ab_dtype() == fb::DType::BF16 ? modelc_gemm_bf16 : modelc_gemm_f16)(
+        g.trans_a(), g.trans_b(), g.m(), g.n(), g.k(), float(g.alpha()),
+        reinterpret_cast<const uint16_t *>(arena + g.a()), g.lda(),
+        g.stride_a(), reinterpret_cast<const uint16_t *>(arena + g.b()),
+        g.ldb(), g.stride_b(), float(g.beta()),
+        reinterpret_cast<float *>(arena + g.c()), g.ldc(), g.stride_c(),
+        g.batch());
+  else if (g.dtype() == fb::DType::F64)
     modelc_gemm_f64(g.trans_a(), g.trans_b(), g.m(), g.n(), g.k(), g.alpha(),
                     reinterpret_cast<const double *>(arena + g.a()), g.lda(),
                     g.stride_a(),

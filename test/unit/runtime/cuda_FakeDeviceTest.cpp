@@ -4,8 +4,9 @@
 // arena, upload/download through pinned staging in chunks, the step list
 // run eagerly, then captured as a graph and replayed (or always eagerly
 // with MODELC_CUDA_GRAPHS=0), row-major GEMMs computed through the
-// cuBLASLt layouts and compared with modelc_gemm_f32/_f64 (tolerance 1e-5
-// relative for f32, 1e-12 for f64: only the summation order differs), the
+// cuBLASLt layouts and compared with modelc_gemm_f32/_f64/_bf16/_f16
+// (tolerance 1e-5 relative for f32 and for 16-bit inputs accumulated in
+// f32, 1e-12 for f64: only the summation order differs), the
 // errors of open and run, and every handle released, also on error paths.
 // What it cannot show: that the real driver and cuBLASLt behave like the
 // fake (that needs a GPU).
@@ -98,6 +99,31 @@ protected:
     }
   }
 
+  // The same with bf16 or f16 A and B and an f32 C: the cuBLASLt layouts
+  // of the 16-bit inputs (the fake checks cuBLASLt's table of type
+  // combinations) against modelc_gemm_bf16/_f16.
+  void checkGemms16(fb::DType ab, const std::string &note) {
+    for (const TestGemm &g : transposeGemms(ab)) {
+      spec.functions[0].steps = {TestStep::matmul(g)};
+      device.reset();
+      Result<std::unique_ptr<cuda::Device>> d = open();
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      device = d.take();
+      std::vector<uint8_t> arena = gemm16Arena(g);
+      ASSERT_TRUE(device->upload(0, arena.data(), arena.size()).ok());
+      std::vector<uint8_t> expected = arena;
+      calls();
+      for (int run = 0; run < 3; ++run) {
+        ASSERT_TRUE(device->run(0).ok());
+        referenceGemm16(g, expected.data());
+      }
+      EXPECT_NE(calls().find(note), std::string::npos);
+      std::vector<uint8_t> actual(arena.size());
+      ASSERT_TRUE(device->download(0, actual.data(), actual.size()).ok());
+      expectGemm16Result(actual, expected, g);
+    }
+  }
+
   ScopedEnv libcuda_{"MODELC_LIBCUDA", MODELC_FAKE_CUDA};
   ScopedEnv libcublasLt_{"MODELC_CUBLASLT", MODELC_FAKE_CUDA};
   ScopedEnv graphs_{"MODELC_CUDA_GRAPHS", nullptr};
@@ -176,6 +202,12 @@ TEST_F(CudaFakeDevice, GraphsOffRunsEagerly) {
 
 TEST_F(CudaFakeDevice, RowMajorGemmsF32) { checkGemms<float>(fb::DType::F32); }
 TEST_F(CudaFakeDevice, RowMajorGemmsF64) { checkGemms<double>(fb::DType::F64); }
+TEST_F(CudaFakeDevice, RowMajorGemmsBF16IntoF32) {
+  checkGemms16(fb::DType::BF16, "gemm16bf");
+}
+TEST_F(CudaFakeDevice, RowMajorGemmsF16IntoF32) {
+  checkGemms16(fb::DType::F16, "gemm16f");
+}
 
 TEST_F(CudaFakeDevice, LargeCopiesGoThroughStagingInChunks) {
   spec.gpuArena = (uint64_t(80) << 20) + 4096;

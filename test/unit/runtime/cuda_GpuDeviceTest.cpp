@@ -2,9 +2,10 @@
 // PTX kernel (k_add_one: +1 on the 256 floats at arena offset 2048) JIT
 // compiled by the driver, or the cubin ptxas makes of it when the toolkit
 // is here; eager, captured and replayed runs, with and without graphs;
-// row-major GEMMs through cuBLASLt against modelc_gemm_f32/_f64
-// (tolerance 1e-5 relative for f32, 1e-12 for f64: the CPU and cuBLASLt
-// sum in different orders, both in the GEMM's own precision); a 70 MiB
+// row-major GEMMs through cuBLASLt against modelc_gemm_f32/_f64, and bf16/
+// f16 ones into f32 against modelc_gemm_bf16/_f16 (tolerance 1e-5 relative
+// for f32 and 16-bit inputs, 1e-12 for f64: the CPU and cuBLASLt sum in
+// different orders, both in the GEMM's own precision); a 70 MiB
 // upload and download through the staging slots.
 #include "cuda_TestProgram.h"
 
@@ -155,6 +156,29 @@ TEST_F(CudaGpuDevice, PtxKernelAndF32Gemms) {
 }
 
 TEST_F(CudaGpuDevice, F64Gemms) { checkAllTransposes<double>(fb::DType::F64); }
+
+// bf16/f16 A and B into an f32 C through cuBLASLt's 16-bit layouts,
+// against modelc_gemm_bf16/_f16 (1e-5: both accumulate in f32).
+TEST_F(CudaGpuDevice, SixteenBitGemmsIntoF32) {
+  for (fb::DType ab : {fb::DType::BF16, fb::DType::F16})
+    for (const TestGemm &g : transposeGemms(ab)) {
+      spec.functions[0].steps = {TestStep::matmul(g)};
+      std::unique_ptr<cuda::Device> device = open();
+      ASSERT_TRUE(device);
+      std::vector<uint8_t> arena = gemm16Arena(g);
+      ASSERT_TRUE(device->upload(0, arena.data(), arena.size()).ok());
+      std::vector<uint8_t> expected = arena;
+      for (int run = 0; run < 3; ++run) {
+        Status status = device->run(0);
+        ASSERT_TRUE(status.ok()) << status.message();
+        referenceGemm16(g, expected.data());
+      }
+      ASSERT_TRUE(device->synchronize().ok());
+      std::vector<uint8_t> actual(arena.size());
+      ASSERT_TRUE(device->download(0, actual.data(), actual.size()).ok());
+      expectGemm16Result(actual, expected, g);
+    }
+}
 
 TEST_F(CudaGpuDevice, WithoutGraphs) {
   ScopedEnv off("MODELC_CUDA_GRAPHS", "0");

@@ -61,7 +61,8 @@ TEST(CudaGpuProgram, ValidSectionIsCopied) {
   EXPECT_EQ(info->functions[0].steps[1].kind, GpuStepInfo::Kind::Gemm);
   EXPECT_EQ(info->functions[0].steps[2].kernel, 1u);
   ASSERT_EQ(info->gemms.size(), 1u);
-  EXPECT_FALSE(info->gemms[0].f64);
+  EXPECT_EQ(info->gemms[0].dtype, DType::F32);
+  EXPECT_EQ(info->gemms[0].ab, DType::F32);
   EXPECT_EQ(info->gemms[0].layout.b, 256u);
   EXPECT_EQ(info->gemms[0].layout.ldb, 8);
 }
@@ -192,16 +193,43 @@ TEST(CudaGpuProgram, GemmBatchesOfCMustNotOverlap) {
 }
 
 TEST(CudaGpuProgram, GemmDTypeAndAlignment) {
+  // C is f32 or f64; A and B have its type, or are bf16/f16 with an f32 C.
   GpuProgramSpec half;
   gemmOf(half).dtype = fb::DType::F16;
-  EXPECT_EQ(failure(half), corrupt("function fwd_bwd step 1: GEMM of dtype 2 "
-                                   "(the GPU runs f32 and f64 GEMMs)"));
+  gemmOf(half).ab = fb::DType::F16;
+  EXPECT_EQ(failure(half),
+            corrupt("function fwd_bwd step 1: GEMM of dtypes 2 (A, B) and 2 "
+                    "(C) (the GPU runs f32 and f64 GEMMs, and bf16/f16 ones "
+                    "into f32)"));
+  GpuProgramSpec mixed;
+  gemmOf(mixed).dtype = fb::DType::F64;
+  EXPECT_EQ(failure(mixed),
+            corrupt("function fwd_bwd step 1: GEMM of dtypes 0 (A, B) and 1 "
+                    "(C) (the GPU runs f32 and f64 GEMMs, and bf16/f16 ones "
+                    "into f32)"));
+  GpuProgramSpec halfIntoF64;
+  gemmOf(halfIntoF64).dtype = fb::DType::F64;
+  gemmOf(halfIntoF64).ab = fb::DType::BF16;
+  EXPECT_NE(failure(halfIntoF64), "(verified)");
   GpuProgramSpec f64;
   gemmOf(f64).dtype = fb::DType::F64;
+  gemmOf(f64).ab = fb::DType::F64;
   gemmOf(f64).c = 1028; // 8-byte elements
   EXPECT_EQ(failure(f64),
             corrupt("function fwd_bwd step 1: GEMM operand C at offset 1028 "
                     "is not aligned to its 8-byte elements"));
+  // 16-bit A and B: 2-byte elements (A may start at 2, C may not).
+  GpuProgramSpec bf16;
+  gemmOf(bf16).ab = fb::DType::BF16;
+  gemmOf(bf16).a = 2;
+  Result<GpuProgramInfo> info = read(bf16);
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_EQ(info->gemms[0].ab, DType::BF16);
+  EXPECT_EQ(info->gemms[0].dtype, DType::F32);
+  gemmOf(bf16).c = 1026;
+  EXPECT_EQ(failure(bf16),
+            corrupt("function fwd_bwd step 1: GEMM operand C at offset 1026 "
+                    "is not aligned to its 4-byte elements"));
 }
 
 TEST(CudaGpuProgram, Workspace) {

@@ -23,7 +23,7 @@ flatbuffers::Offset<fb::GpuGemm> buildGemm(flatbuffers::FlatBufferBuilder &fbb,
                                            const TestGemm &g) {
   return fb::CreateGpuGemm(fbb, g.dtype, g.transA, g.transB, g.m, g.n, g.k,
                            g.alpha, g.beta, g.a, g.lda, g.strideA, g.b, g.ldb,
-                           g.strideB, g.c, g.ldc, g.strideC, g.batch);
+                           g.strideB, g.c, g.ldc, g.strideC, g.batch, g.ab);
 }
 
 flatbuffers::Offset<fb::GpuProgram>
@@ -56,12 +56,13 @@ buildGpu(flatbuffers::FlatBufferBuilder &fbb, const GpuProgramSpec &spec) {
 
 } // namespace
 
-std::vector<TestGemm> transposeGemms(modelc::manifest::DType dtype) {
+std::vector<TestGemm> transposeGemms(modelc::manifest::DType ab) {
   std::vector<TestGemm> gemms;
   for (bool transA : {false, true})
     for (bool transB : {false, true}) {
       TestGemm g;
-      g.dtype = dtype;
+      g.dtype = ab == fb::DType::F64 ? fb::DType::F64 : fb::DType::F32;
+      g.ab = ab;
       g.transA = transA;
       g.transB = transB;
       g.m = 3, g.n = 5, g.k = 4, g.batch = 2;
@@ -89,6 +90,52 @@ template <typename T> void referenceGemm(const TestGemm &g, T *e) {
 }
 template void referenceGemm<float>(const TestGemm &, float *);
 template void referenceGemm<double>(const TestGemm &, double *);
+
+std::vector<uint8_t> gemm16Arena(const TestGemm &g) {
+  std::vector<uint8_t> arena(2048);
+  for (size_t i = 0; i < 512; ++i) {
+    float value = float(std::sin(double(i) * 0.7));
+    uint16_t bits;
+    if (g.ab == fb::DType::BF16) {
+      uint32_t wide;
+      std::memcpy(&wide, &value, 4);
+      bits = uint16_t(wide >> 16); // truncated: any bf16 value will do
+    } else {
+      _Float16 half = _Float16(value);
+      std::memcpy(&bits, &half, 2);
+    }
+    std::memcpy(arena.data() + 2 * i, &bits, 2);
+  }
+  for (size_t i = 0; i < 256; ++i) {
+    float value = float(std::cos(double(i) * 0.3));
+    std::memcpy(arena.data() + 1024 + 4 * i, &value, 4);
+  }
+  return arena;
+}
+
+void referenceGemm16(const TestGemm &g, uint8_t *arena) {
+  auto *a = reinterpret_cast<const uint16_t *>(arena + g.a);
+  auto *b = reinterpret_cast<const uint16_t *>(arena + g.b);
+  auto *c = reinterpret_cast<float *>(arena + g.c);
+  (g.ab == fb::DType::BF16 ? modelc_gemm_bf16 : modelc_gemm_f16)(
+      g.transA, g.transB, g.m, g.n, g.k, float(g.alpha), a, g.lda, g.strideA,
+      b, g.ldb, g.strideB, float(g.beta), c, g.ldc, g.strideC, g.batch);
+}
+
+void expectGemm16Result(const std::vector<uint8_t> &actual,
+                        const std::vector<uint8_t> &expected,
+                        const TestGemm &g) {
+  ASSERT_EQ(actual.size(), expected.size());
+  ASSERT_EQ(std::memcmp(actual.data(), expected.data(), 1024), 0)
+      << "the 16-bit operands changed";
+  for (size_t i = 1024; i < actual.size(); i += 4) {
+    float x, e;
+    std::memcpy(&x, actual.data() + i, 4);
+    std::memcpy(&e, expected.data() + i, 4);
+    ASSERT_NEAR(x, e, 1e-5 * std::max(1.0, std::abs(double(e))))
+        << "byte " << i << " transA " << g.transA << " transB " << g.transB;
+  }
+}
 
 template <typename T>
 void expectGemmResult(const std::vector<T> &actual,

@@ -26,7 +26,9 @@ struct TestKernel {
 };
 
 struct TestGemm {
+  /// C's (F32 or F64); A's and B's (the same, or BF16/F16 with an F32 C).
   modelc::manifest::DType dtype = modelc::manifest::DType::F32;
+  modelc::manifest::DType ab = modelc::manifest::DType::F32;
   bool transA = false, transB = false;
   int64_t m = 4, n = 8, k = 16;
   double alpha = 1, beta = 0;
@@ -69,8 +71,20 @@ struct GpuProgramSpec {
 /// Row-major GEMMs of every transpose combination, batched (2) with a
 /// broadcast B, padded leading dimensions and beta 1, in a 2048-byte arena
 /// (A at 0, B at 512, C at 1024): what the fake and the real-GPU tests
-/// check against the CPU's GEMM.
-std::vector<TestGemm> transposeGemms(modelc::manifest::DType dtype);
+/// check against the CPU's GEMM. `ab` is A's and B's dtype; C is F64 with
+/// F64 operands, else F32.
+std::vector<TestGemm> transposeGemms(modelc::manifest::DType ab);
+
+/// For 16-bit GEMMs: a 2048-byte arena whose first 1024 bytes are bf16 or
+/// f16 values (of `g.ab`; A and B lie there) and the rest f32 (C).
+std::vector<uint8_t> gemm16Arena(const TestGemm &g);
+/// The CPU's modelc_gemm_bf16/_f16 of `g` on `arena`.
+void referenceGemm16(const TestGemm &g, uint8_t *arena);
+/// The 16-bit half byte for byte equal, C's floats within 1e-5 of
+/// `expected` relative to max(1, |expected|).
+void expectGemm16Result(const std::vector<uint8_t> &actual,
+                        const std::vector<uint8_t> &expected,
+                        const TestGemm &g);
 
 /// The CPU's GEMM (modelc_gemm_f32 or _f64) of `g` on `arena`, whose
 /// elements are floats or doubles.

@@ -3,6 +3,7 @@
 // that computes the column-major GEMM on the stream.
 #include "FakeCuda.h"
 
+#include <cstring>
 #include <map>
 
 using fake::live;
@@ -24,9 +25,25 @@ struct Desc {
 std::map<const void *, Layout> layouts;
 std::map<const void *, Desc> descs;
 
+/// Element `i` of a matrix of `type` as a T: bf16 and f16 bits decoded
+/// (bf16: the high half of an f32; f16 via the compiler's _Float16).
+template <typename T> T element(const void *p, cudaDataType type, int64_t i) {
+  if (type == CUDA_R_16BF) {
+    uint32_t bits = uint32_t(static_cast<const uint16_t *>(p)[i]) << 16;
+    float value;
+    std::memcpy(&value, &bits, 4);
+    return T(value);
+  }
+  if (type == CUDA_R_16F)
+    return T(static_cast<const _Float16 *>(p)[i]);
+  return static_cast<const T *>(p)[i];
+}
+
+/// D = alpha op(A) op(B) + beta C in T (the compute and C type), A and B
+/// read in their own layouts' types.
 template <typename T>
-void gemm(const Desc &d, T alpha, const T *A, const Layout &la, const T *B,
-          const Layout &lb, T beta, T *C, const Layout &lc) {
+void gemm(const Desc &d, T alpha, const void *A, const Layout &la,
+          const void *B, const Layout &lb, T beta, T *C, const Layout &lc) {
   bool ta = d.transA == CUBLAS_OP_T, tb = d.transB == CUBLAS_OP_T;
   int64_t m = int64_t(lc.rows), n = int64_t(lc.cols);
   int64_t k = int64_t(ta ? la.rows : la.cols);
@@ -35,10 +52,10 @@ void gemm(const Desc &d, T alpha, const T *A, const Layout &la, const T *B,
       for (int64_t c = 0; c < n; ++c) {
         T sum = 0;
         for (int64_t l = 0; l < k; ++l) {
-          T a = ta ? A[i * la.stride + r * la.ld + l]
-                   : A[i * la.stride + l * la.ld + r];
-          T b = tb ? B[i * lb.stride + l * lb.ld + c]
-                   : B[i * lb.stride + c * lb.ld + l];
+          T a = element<T>(A, la.type, ta ? i * la.stride + r * la.ld + l
+                                           : i * la.stride + l * la.ld + r);
+          T b = element<T>(B, lb.type, tb ? i * lb.stride + l * lb.ld + c
+                                           : i * lb.stride + c * lb.ld + l);
           sum += a * b;
         }
         T &out = C[i * lc.stride + c * lc.ld + r];
@@ -51,8 +68,16 @@ bool consistent(const Desc &d, const Layout &a, const Layout &b,
   bool ta = d.transA == CUBLAS_OP_T, tb = d.transB == CUBLAS_OP_T;
   uint64_t m = ta ? a.cols : a.rows, k = ta ? a.rows : a.cols;
   uint64_t kb = tb ? b.cols : b.rows, n = tb ? b.rows : b.cols;
+  // cuBLASLt's table of supported types: A and B alike; C of their type,
+  // or f32 for 16-bit A and B computed in f32; f64 all through.
+  bool sixteenBit = a.type == CUDA_R_16BF || a.type == CUDA_R_16F;
+  bool types =
+      a.type == b.type &&
+      (d.compute == CUBLAS_COMPUTE_64F
+           ? a.type == CUDA_R_64F && c.type == CUDA_R_64F
+           : c.type == CUDA_R_32F && (a.type == CUDA_R_32F || sixteenBit));
   return m == c.rows && n == c.cols && k == kb && a.batch == c.batch &&
-         b.batch == c.batch && a.type == c.type && b.type == c.type &&
+         b.batch == c.batch && types &&
          a.ld >= int64_t(a.rows) && b.ld >= int64_t(b.rows) &&
          c.ld >= int64_t(c.rows);
 }
@@ -187,17 +212,18 @@ cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t d, const void *alpha,
     double be = *static_cast<const double *>(beta);
     s->run([=] {
       note("gemm64");
-      gemm(desc, al, static_cast<const double *>(A), la,
-           static_cast<const double *>(B), lb, be, static_cast<double *>(D),
-           lc);
+      gemm(desc, al, A, la, B, lb, be, static_cast<double *>(D), lc);
     });
   } else {
     float al = *static_cast<const float *>(alpha);
     float be = *static_cast<const float *>(beta);
+    // The note names the inputs' type: gemm32, gemm16bf, gemm16f.
+    const char *name = la.type == CUDA_R_16BF  ? "gemm16bf"
+                       : la.type == CUDA_R_16F ? "gemm16f"
+                                               : "gemm32";
     s->run([=] {
-      note("gemm32");
-      gemm(desc, al, static_cast<const float *>(A), la,
-           static_cast<const float *>(B), lb, be, static_cast<float *>(D), lc);
+      note(name);
+      gemm(desc, al, A, la, B, lb, be, static_cast<float *>(D), lc);
     });
   }
   return CUBLAS_STATUS_SUCCESS;
