@@ -79,6 +79,22 @@ def MdlExpandOptimizer : Pass<"mdl-expand-optimizer", "mlir::ModuleOp"> {
   }];
 }
 
+def MdlShardDataParallel : Pass<"mdl-shard-data-parallel", "mlir::ModuleOp"> {
+  let summary = "Average the gradients over data-parallel ranks, in buckets";
+  let description = [{
+    In each train entry's `fwd_bwd` function (after --mdl-autodiff), groups
+    the gradient buffers into buckets of at most `bucket-mb` megabytes in
+    the order the backward finishes them, and puts one `mdl.all_reduce`
+    for each bucket right after the last store that finishes it, so that a
+    bucket's communication can start while the backward of earlier layers
+    runs. See docs/passes/data-parallel.md.
+  }];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "The most bytes of a bucket, in MB (10^6 bytes), as DDP's bucket_cap_mb">
+  ];
+}
+
 def MdlWidenToF64 : Pass<"mdl-widen-to-f64", "mlir::ModuleOp"> {
   let summary = "Compute in f64 where the program computes in f32 (testing)";
   let description = [{

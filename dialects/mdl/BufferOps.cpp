@@ -1,7 +1,8 @@
-// Verifiers of the buffer ops: buffer declarations, loads, stores and the
-// dropout mask.
+// Verifiers of the buffer ops: buffer declarations, loads, stores, the
+// all-reduce of gradient buckets and the dropout mask.
 #include "dialects/mdl/MdlOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -55,6 +56,29 @@ LogicalResult StoreOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (type != getValue().getType())
     return emitOpError("type ") << getValue().getType() << " does not match "
                                 << type << " of " << getNameAttr();
+  return success();
+}
+
+LogicalResult
+AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (getNames().empty())
+    return emitOpError("needs at least one buffer");
+  Type elementType;
+  for (Attribute attr : getNames()) {
+    auto name = cast<FlatSymbolRefAttr>(attr);
+    auto buffer = symbolTable.lookupNearestSymbolFrom<BufferOp>(*this, name);
+    if (!buffer || buffer.getRole() != "grad")
+      return emitOpError() << name << " does not name a grad mdl.buffer";
+    Type type = getElementTypeOrSelf(buffer.getType());
+    if (!isa<FloatType>(type))
+      return emitOpError() << name << " holds " << type
+                           << ", not floats";
+    if (elementType && type != elementType)
+      return emitOpError() << "the buffers of a bucket have one element type; "
+                           << name << " holds " << type << ", not "
+                           << elementType;
+    elementType = type;
+  }
   return success();
 }
 

@@ -65,6 +65,27 @@ def Mdl_StoreOp : Mdl_Op<"store", [
   let assemblyFormat = "$value `,` $name attr-dict `:` type($value)";
 }
 
+def Mdl_AllReduceOp : Mdl_Op<"all_reduce", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "average gradient buffers over the data-parallel ranks";
+  let description = [{
+    One bucket of gradients (--mdl-shard-data-parallel,
+    docs/passes/data-parallel.md): on the last micro-batch of an optimizer
+    step, each `mdl.buffer` named in `names` becomes its mean over the
+    data-parallel ranks (with one rank, itself); on the other micro-batches
+    of the step it does nothing. The number of ranks is a run-time value.
+    The buffers are `grad` buffers of one float element type; `bucket`
+    numbers the buckets of a function in the order they are issued.
+
+    ```mlir
+    mdl.all_reduce [@"grad:fc2.bias", @"grad:fc2.weight"] bucket 0
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$names, I64Attr:$bucket);
+  let assemblyFormat = "$names `bucket` $bucket attr-dict";
+}
+
 def Mdl_DropoutMaskOp : Mdl_Op<"dropout_mask", [Pure]> {
   let summary = "a random dropout mask: 0 or 1 / (1 - p) per element";
   let description = [{

@@ -1,0 +1,120 @@
+// --mdl-shard-data-parallel: the per-rank step of data parallelism. In each
+// fwd_bwd function the gradient buffers are grouped into buckets of at most
+// `bucket-mb` MB in the order the backward finishes them (the order of
+// their last stores, which is the reverse of the forward's layers), and one
+// mdl.all_reduce per bucket follows the store that finishes it: on the
+// step's last micro-batch it averages the bucket over the ranks, so a
+// bucket's communication can overlap the backward of the layers before it,
+// as torch's DistributedDataParallel does. The rank count stays a run-time
+// value. docs/passes/data-parallel.md.
+#include "passes/Passes.h"
+
+#include "dialects/mdl/MdlOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <algorithm>
+
+namespace modelc {
+#define GEN_PASS_DEF_MDLSHARDDATAPARALLEL
+#include "passes/Passes.h.inc"
+} // namespace modelc
+
+using namespace mlir;
+using namespace mlir::mdl;
+
+namespace {
+
+/// A gradient buffer and the top-level op of the function that finishes it
+/// (its last store, or the op that holds that store).
+struct FinishedGradient {
+  FlatSymbolRefAttr name;
+  uint64_t bytes;
+  Operation *finisher;
+};
+
+/// The ancestor of `op` in `block`.
+Operation *ancestorIn(Block &block, Operation *op) {
+  while (op && op->getBlock() != &block)
+    op = op->getParentOp();
+  return op;
+}
+
+struct MdlShardDataParallelPass
+    : modelc::impl::MdlShardDataParallelBase<MdlShardDataParallelPass> {
+  using MdlShardDataParallelBase::MdlShardDataParallelBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!(bucketMb > 0)) {
+      module.emitError("--mdl-shard-data-parallel: bucket-mb must be "
+                       "positive, got ")
+          << bucketMb;
+      return signalPassFailure();
+    }
+    llvm::StringMap<BufferOp> gradients;
+    for (auto buffer : module.getOps<BufferOp>())
+      if (buffer.getRole() == "grad")
+        gradients[buffer.getSymName()] = buffer;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      auto kind = func->getAttrOfType<StringAttr>("mdl.function");
+      if (kind && kind.getValue() == "fwd_bwd" && !func.isExternal())
+        shard(func, gradients);
+    }
+  }
+
+  void shard(func::FuncOp func, llvm::StringMap<BufferOp> &gradients) {
+    Block &body = func.getBody().front();
+    // Already sharded: nothing to add.
+    if (!func.getOps<AllReduceOp>().empty())
+      return;
+    llvm::MapVector<StringRef, FinishedGradient> finished;
+    func.walk([&](StoreOp store) {
+      auto it = gradients.find(store.getName());
+      if (it == gradients.end())
+        return;
+      RankedTensorType type = it->second.getType();
+      uint64_t bytes = uint64_t(type.getNumElements()) *
+                       ((type.getElementTypeBitWidth() + 7) / 8);
+      // Walk order is program order: the last store seen finishes it.
+      finished[store.getName()] = {store.getNameAttr(), bytes,
+                                   ancestorIn(body, store)};
+    });
+    std::vector<FinishedGradient> order;
+    for (auto &entry : finished)
+      order.push_back(entry.second);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const FinishedGradient &a, const FinishedGradient &b) {
+                       return a.finisher != b.finisher &&
+                              a.finisher->isBeforeInBlock(b.finisher);
+                     });
+    // Buckets in that order; a gradient larger than the cap is a bucket of
+    // its own.
+    uint64_t cap = uint64_t(bucketMb * 1e6);
+    std::vector<std::vector<FinishedGradient>> buckets;
+    uint64_t filled = 0;
+    for (const FinishedGradient &g : order) {
+      if (buckets.empty() || (filled + g.bytes > cap && filled > 0)) {
+        buckets.emplace_back();
+        filled = 0;
+      }
+      buckets.back().push_back(g);
+      filled += g.bytes;
+    }
+    OpBuilder builder(func.getContext());
+    for (auto [index, bucket] : llvm::enumerate(buckets)) {
+      SmallVector<Attribute> names;
+      for (const FinishedGradient &g : bucket)
+        names.push_back(g.name);
+      builder.setInsertionPointAfter(bucket.back().finisher);
+      builder.create<AllReduceOp>(bucket.back().finisher->getLoc(),
+                                  builder.getArrayAttr(names),
+                                  builder.getI64IntegerAttr(int64_t(index)));
+    }
+  }
+};
+
+} // namespace
