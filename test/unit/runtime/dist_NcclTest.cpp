@@ -1,0 +1,314 @@
+// GPU ranks on NCCL (runtime/dist/Nccl.h) against the fake libnccl of
+// fake/FakeNccl.cpp, whose ranks are threads of this process and whose
+// "device" memory is host memory (MODELC_LIBNCCL and MODELC_LIBCUDA point
+// at the fakes): the loader's messages for a missing or too old library,
+// all-reduce over 1, 2 and 4 ranks giving exactly the sum of integer-valued
+// f32 and f64 data, broadcast, barrier, 50 all-reduces in a row, a rank
+// that aborts making the others fail instead of waiting, abort() from
+// another thread freeing ranks stuck on a lost one, and the misuses NCCL
+// refuses (counts that differ between ranks, a rank out of range, the
+// wrong GPU). What it cannot show: that real NCCL on GPUs behaves as the
+// fake does; that needs GPUs.
+#include "cuda_TestProgram.h"
+
+#include "runtime/dist/Nccl.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <dlfcn.h>
+#include <thread>
+
+namespace modelc::rt::dist {
+namespace {
+
+using test::ScopedEnv;
+using Clock = std::chrono::steady_clock;
+using Comm = std::unique_ptr<NcclCommunicator>;
+
+class DistNccl : public ::testing::Test {
+protected:
+  void SetUp() override {
+    lib_ = dlopen(MODELC_FAKE_NCCL, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(lib_, nullptr) << dlerror();
+    setDevice_ =
+        reinterpret_cast<void (*)(int)>(dlsym(lib_, "fakeNcclSetDevice"));
+    live_ = reinterpret_cast<int (*)()>(dlsym(lib_, "fakeNcclLive"));
+    ASSERT_TRUE(setDevice_ && live_);
+  }
+  void TearDown() override {
+    EXPECT_EQ(live_(), 0) << "communicators or memory left alive";
+    dlclose(lib_);
+  }
+
+  /// Connects `joining` ranks of `size` (all by default), each in a thread
+  /// whose current GPU is its rank; the communicators of those that joined
+  /// and the errors of the others ("" when joined).
+  std::pair<std::vector<Comm>, std::vector<std::string>>
+  connectRanks(int size, int joining = -1) {
+    if (joining < 0)
+      joining = size;
+    Result<NcclId> id = createNcclId();
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    std::vector<Comm> comms(static_cast<size_t>(joining));
+    std::vector<std::string> errors(static_cast<size_t>(joining));
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < joining; ++rank)
+      threads.emplace_back([&, rank] {
+        setDevice_(rank);
+        Result<Comm> c =
+            NcclCommunicator::connect(*id, rank, size, rank, nullptr);
+        if (c)
+          comms[size_t(rank)] = c.take();
+        else
+          errors[size_t(rank)] = c.status().message();
+      });
+    for (std::thread &t : threads)
+      t.join();
+    return {std::move(comms), std::move(errors)};
+  }
+
+  /// Runs `body(rank's communicator)` on every rank, each in its own thread
+  /// (NCCL's calls wait for the other ranks).
+  template <typename Body> void onRanks(std::vector<Comm> &comms, Body body) {
+    std::vector<std::thread> threads;
+    for (Comm &c : comms)
+      threads.emplace_back([&body, &c] { body(*c); });
+    for (std::thread &t : threads)
+      t.join();
+  }
+
+  std::vector<Comm> connectAll(int size) {
+    auto [comms, errors] = connectRanks(size);
+    for (const std::string &e : errors)
+      EXPECT_EQ(e, "");
+    return std::move(comms);
+  }
+
+  ScopedEnv nccl_{"MODELC_LIBNCCL", MODELC_FAKE_NCCL};
+  ScopedEnv cuda_{"MODELC_LIBCUDA", MODELC_FAKE_CUDA};
+  ScopedEnv timeout_{"FAKE_NCCL_TIMEOUT_MS", "20000"};
+  void *lib_ = nullptr;
+  void (*setDevice_)(int) = nullptr;
+  int (*live_)() = nullptr;
+};
+
+TEST_F(DistNccl, AMissingLibraryIsOneLineNamingThePackage) {
+  ScopedEnv env("MODELC_LIBNCCL", "/nonexistent/libnccl.so.2");
+  for (const Status &s : {loadNccl().status(), createNcclId().status()}) {
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.exitCode(), kExitUsage);
+    EXPECT_EQ(s.message().rfind("GPU ranks use NCCL, which could not be "
+                                "loaded (MODELC_LIBNCCL=/nonexistent/"
+                                "libnccl.so.2; /nonexistent/libnccl.so.2: ",
+                                0),
+              0u)
+        << s.message();
+    EXPECT_NE(s.message().find("apt install libnccl2"), std::string::npos);
+    EXPECT_EQ(s.message().find('\n'), std::string::npos);
+  }
+}
+
+TEST_F(DistNccl, AnOldLibraryIsRefusedWithItsVersion) {
+  // Another spelling of the fake's path: loads are cached per value of
+  // MODELC_LIBNCCL, and this one must be checked afresh.
+  std::string path = std::string("/") + MODELC_FAKE_NCCL;
+  ScopedEnv env("MODELC_LIBNCCL", path.c_str());
+  for (auto [version, text] :
+       {std::pair{"21805", "2.18.5"}, {"2804", "2.8.4"}}) {
+    ScopedEnv old("FAKE_NCCL_VERSION", version);
+    Result<const NcclApi *> api = loadNccl();
+    ASSERT_FALSE(api.ok());
+    EXPECT_NE(api.status().message().find(path + " is NCCL " + text +
+                                          ", older than 2.19.0"),
+              std::string::npos)
+        << api.status().message();
+  }
+  Result<const NcclApi *> api = loadNccl();
+  ASSERT_TRUE(api.ok()) << api.status().message();
+  EXPECT_EQ((*api)->version, NCCL_VERSION_CODE);
+}
+
+TEST_F(DistNccl, TheInstalledLibraryLoadsWhereThereIsOne) {
+  ScopedEnv env("MODELC_LIBNCCL", nullptr);
+  Result<const NcclApi *> api = loadNccl();
+  if (!api)
+    GTEST_SKIP() << api.status().message();
+  EXPECT_GE((*api)->version, kMinNcclVersion) << (*api)->path;
+}
+
+TEST_F(DistNccl, IdsAreUnique) {
+  Result<NcclId> a = createNcclId(), b = createNcclId();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(*a, *b);
+}
+
+TEST_F(DistNccl, AllReduceSumsOverRanks) {
+  for (int size : {1, 2, 4}) {
+    std::vector<Comm> comms = connectAll(size);
+    std::vector<std::vector<float>> f32(static_cast<size_t>(size));
+    std::vector<std::vector<double>> f64(static_cast<size_t>(size));
+    onRanks(comms, [&](NcclCommunicator &c) {
+      // Integers (exact in any order): rank r holds r + 1 + i % 1000.
+      std::vector<float> x(10000);
+      std::vector<double> y(3);
+      for (size_t i = 0; i < x.size(); ++i)
+        x[i] = float(c.rank() + 1) + float(i % 1000);
+      for (size_t i = 0; i < y.size(); ++i)
+        y[i] = (c.rank() + 1) * 0.5 + double(i);
+      Status s = c.allReduceSum(x.data(), x.size());
+      ASSERT_TRUE(s.ok()) << s.message();
+      s = c.allReduceSum(y.data(), y.size());
+      ASSERT_TRUE(s.ok()) << s.message();
+      f32[size_t(c.rank())] = x;
+      f64[size_t(c.rank())] = y;
+    });
+    double rankSum = size * (size + 1) / 2.0;
+    for (int r = 0; r < size; ++r) {
+      ASSERT_EQ(f32[size_t(r)].size(), 10000u);
+      for (size_t i = 0; i < f32[size_t(r)].size(); ++i)
+        ASSERT_EQ(f32[size_t(r)][i], float(rankSum + size * double(i % 1000)))
+            << "size " << size << " rank " << r << " element " << i;
+      for (size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(f64[size_t(r)][i], rankSum * 0.5 + size * double(i));
+    }
+  }
+}
+
+TEST_F(DistNccl, BroadcastBarrierAndFiftyAllReducesInARow) {
+  std::vector<Comm> comms = connectAll(3);
+  std::vector<std::vector<uint8_t>> got(3);
+  std::vector<float> last(3);
+  onRanks(comms, [&](NcclCommunicator &c) {
+    std::vector<uint8_t> bytes(13, uint8_t(c.rank() * 10));
+    ASSERT_TRUE(c.broadcast(bytes.data(), bytes.size(), 1).ok());
+    got[size_t(c.rank())] = bytes;
+    Status s = c.barrier();
+    ASSERT_TRUE(s.ok()) << s.message();
+    float x = 1;
+    for (int i = 0; i < 50; ++i)
+      ASSERT_TRUE(c.allReduceSum(&x, 1).ok()); // 3^50, about 7e23
+    last[size_t(c.rank())] = x;
+    ASSERT_TRUE(c.barrier().ok());
+  });
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(got[size_t(r)], std::vector<uint8_t>(13, 10)) << r;
+    EXPECT_EQ(last[size_t(r)], last[0]);
+  }
+  EXPECT_FLOAT_EQ(last[0], std::pow(3.0f, 50.0f));
+}
+
+TEST_F(DistNccl, ARankThatAbortsMakesTheOthersFailNotWait) {
+  std::vector<Comm> comms = connectAll(3);
+  std::vector<std::string> errors(3);
+  Clock::time_point start = Clock::now();
+  onRanks(comms, [&](NcclCommunicator &c) {
+    float x = 1;
+    if (c.rank() == 2)
+      c.abort(); // as a rank that learnt something is wrong
+    Status s = c.allReduceSum(&x, 1);
+    errors[size_t(c.rank())] = s.ok() ? "" : s.message();
+    EXPECT_EQ(x, 1.0f) << "a failed all-reduce leaves the data";
+  });
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  for (int r = 0; r < 2; ++r)
+    EXPECT_NE(errors[size_t(r)].find("ncclRemoteError (remote process exited "
+                                     "or there was a network error): fake "
+                                     "NCCL: rank 2 aborted"),
+              std::string::npos)
+        << errors[size_t(r)];
+  EXPECT_EQ(errors[2], "rank 2 of 3 (GPU 2): NCCL all-reduce after the "
+                       "communicator was aborted");
+  // The error sticks.
+  float x = 1;
+  Status again = comms[0]->allReduceSum(&x, 1);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.message(), errors[0]);
+}
+
+TEST_F(DistNccl, AbortFromAnotherThreadFreesRanksWaitingForALostOne) {
+  std::vector<Comm> comms = connectAll(3);
+  // Ranks 0 and 1 all-reduce; rank 2 is lost and never does. A watchdog of
+  // rank 0 (here the test's thread) aborts its communicator: rank 0's call
+  // returns, and so does rank 1's.
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      float x = 1;
+      Status s = comms[size_t(r)]->allReduceSum(&x, 1);
+      errors[size_t(r)] = s.ok() ? "" : s.message();
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Clock::time_point start = Clock::now();
+  comms[0]->abort();
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(errors[0], "rank 0 of 3 (GPU 0): NCCL all-reduce failed: the "
+                       "communicator was aborted");
+  EXPECT_EQ(errors[1], "rank 1 of 3 (GPU 1): NCCL reported an error during "
+                       "the all-reduce: ncclRemoteError (remote process "
+                       "exited or there was a network error): fake NCCL: "
+                       "rank 0 aborted");
+}
+
+TEST_F(DistNccl, CountsThatDifferBetweenRanksAreAnError) {
+  std::vector<Comm> comms = connectAll(2);
+  std::vector<std::string> errors(2);
+  onRanks(comms, [&](NcclCommunicator &c) {
+    std::vector<float> x(size_t(3 + c.rank()), 1.0f);
+    Status s = c.allReduceSum(x.data(), x.size());
+    errors[size_t(c.rank())] = s.ok() ? "" : s.message();
+  });
+  for (int r = 0; r < 2; ++r)
+    EXPECT_EQ(errors[size_t(r)],
+              fmt::format("rank {0} of 2 (GPU {0}): NCCL all-reduce failed "
+                          "with ncclInvalidUsage (invalid usage (run with "
+                          "NCCL_DEBUG=WARN for details)): collective #0: rank "
+                          "0 called all-reduce of 3 f32, rank 1 all-reduce "
+                          "of 4 f32",
+                          r));
+}
+
+TEST_F(DistNccl, ARankOutOfRangeIsAnInvalidArgument) {
+  Result<NcclId> id = createNcclId();
+  ASSERT_TRUE(id.ok());
+  for (int rank : {-1, 2}) {
+    Result<Comm> c = NcclCommunicator::connect(*id, rank, 2, 0, nullptr);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().message(),
+              fmt::format("rank {0} of 2 (GPU 0): NCCL error: ncclCommInitRank "
+                          "failed with ncclInvalidArgument (invalid argument "
+                          "(run with NCCL_DEBUG=WARN for details)): fake NCCL: "
+                          "invalid rank {0}/2",
+                          rank));
+  }
+}
+
+TEST_F(DistNccl, ARankMissingAtConnectTimesOutNamingIt) {
+  ScopedEnv timeout("FAKE_NCCL_TIMEOUT_MS", "300");
+  auto [comms, errors] = connectRanks(3, 2);
+  for (const std::string &e : errors)
+    EXPECT_NE(e.find("ncclCommInitRank failed with ncclRemoteError"),
+              std::string::npos)
+        << e;
+  EXPECT_NE(errors[0].find("timed out waiting for rank(s) 2"),
+            std::string::npos)
+      << errors[0];
+}
+
+TEST_F(DistNccl, AConnectOnTheWrongGpuNamesBoth) {
+  Result<NcclId> id = createNcclId();
+  ASSERT_TRUE(id.ok());
+  Result<Comm> c = NcclCommunicator::connect(*id, 0, 1, 3, nullptr);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "rank 0 of 1 (GPU 3): NCCL joined on GPU 0: the thread must make "
+            "GPU 3's context current before connecting");
+}
+
+} // namespace
+} // namespace modelc::rt::dist
