@@ -7,18 +7,23 @@
 // that aborts making the others fail instead of waiting, abort() from
 // another thread freeing ranks stuck on a lost one, and the misuses NCCL
 // refuses (counts that differ between ranks, a rank out of range, the
-// wrong GPU). What it cannot show: that real NCCL on GPUs behaves as the
-// fake does; that needs GPUs.
+// wrong GPU). DistNcclGpu runs real NCCL where there are GPUs and NCCL
+// (skipped elsewhere): each GPU, up to 4, a rank in its own thread.
 #include "cuda_TestProgram.h"
 
+#include "runtime/cuda/CudaApi.h"
+#include "runtime/cuda/Device.h"
 #include "runtime/dist/Nccl.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <dlfcn.h>
+#include <mutex>
 #include <thread>
 
 namespace modelc::rt::dist {
@@ -112,9 +117,11 @@ TEST_F(DistNccl, AMissingLibraryIsOneLineNamingThePackage) {
 }
 
 TEST_F(DistNccl, AnOldLibraryIsRefusedWithItsVersion) {
-  // Another spelling of the fake's path: loads are cached per value of
-  // MODELC_LIBNCCL, and this one must be checked afresh.
-  std::string path = std::string("/") + MODELC_FAKE_NCCL;
+  // A new spelling of the fake's path each time (extra leading slashes):
+  // loads are cached per value of MODELC_LIBNCCL, and this one must be
+  // checked afresh, also under --gtest_repeat.
+  static size_t runs = 0;
+  std::string path = std::string(++runs, '/') + MODELC_FAKE_NCCL;
   ScopedEnv env("MODELC_LIBNCCL", path.c_str());
   for (auto [version, text] :
        {std::pair{"21805", "2.18.5"}, {"2804", "2.8.4"}}) {
@@ -308,6 +315,124 @@ TEST_F(DistNccl, AConnectOnTheWrongGpuNamesBoth) {
   EXPECT_EQ(c.status().message(),
             "rank 0 of 1 (GPU 3): NCCL joined on GPU 0: the thread must make "
             "GPU 3's context current before connecting");
+}
+
+/// Waits until `count` threads have arrived (C++17 has no std::latch).
+class Latch {
+public:
+  explicit Latch(int count) : count_(count) {}
+  void arriveAndWait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (--count_ == 0)
+      done_.notify_all();
+    done_.wait(lock, [&] { return count_ <= 0; });
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  int count_;
+};
+
+/// Rank `rank` of `size` on GPU `rank` with real NCCL, in the calling
+/// thread: element 0 broadcast from the last rank, then all 1000 elements
+/// all-reduced, a barrier, and, once every rank is done (`done`), a call
+/// after abort(); the data downloaded into `out`. The first error, "" when
+/// none.
+std::string runRankOnGpu(const cuda::DriverApi &d, const NcclId &id, int rank,
+                         int size, Latch &done, std::vector<float> &out) {
+  constexpr size_t n = 1000;
+  std::vector<float> host(n);
+  for (size_t i = 0; i < n; ++i)
+    host[i] = float(rank + 1) + float(i);
+  std::string error;
+  auto cu = [&](CUresult r, const char *call) {
+    if (r != CUDA_SUCCESS && error.empty())
+      error = d.check(r, call).message();
+    return error.empty();
+  };
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  CUdeviceptr buffer = 0;
+  bool arrived = false;
+  if (cu(d.deviceGet(&device, rank), "cuDeviceGet") &&
+      cu(d.primaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain") &&
+      cu(d.ctxSetCurrent(context), "cuCtxSetCurrent") &&
+      cu(d.streamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate") &&
+      cu(d.memAlloc(&buffer, n * sizeof(float)), "cuMemAlloc") &&
+      cu(d.memcpyHtoDAsync(buffer, host.data(), n * sizeof(float), stream),
+         "cuMemcpyHtoDAsync")) {
+    Result<std::unique_ptr<NcclCommunicator>> c =
+        NcclCommunicator::connect(id, rank, size, rank, stream);
+    float *data = reinterpret_cast<float *>(uintptr_t(buffer));
+    Status s =
+        c.ok() ? (*c)->broadcast(data, sizeof(float), size - 1) : c.status();
+    if (s.ok())
+      s = (*c)->allReduceSum(data, n);
+    if (s.ok())
+      s = (*c)->barrier();
+    if (s.ok()) {
+      out.resize(n);
+      cu(d.memcpyDtoHAsync(out.data(), buffer, n * sizeof(float), stream),
+         "cuMemcpyDtoHAsync");
+      cu(d.streamSynchronize(stream), "cuStreamSynchronize");
+      arrived = true;
+      done.arriveAndWait();
+      (*c)->abort();
+      if ((*c)->allReduceSum(data, n).ok() && error.empty())
+        error = "an all-reduce after abort() succeeded";
+    }
+    if (!s.ok() && error.empty())
+      error = s.message();
+  }
+  if (!arrived)
+    done.arriveAndWait();
+  if (buffer)
+    d.memFree(buffer);
+  if (stream)
+    d.streamDestroy(stream);
+  if (context)
+    d.primaryCtxRelease(device);
+  return error;
+}
+
+TEST(DistNcclGpu, RanksOnTheMachinesGpus) {
+  if (std::getenv("MODELC_LIBCUDA") || std::getenv("MODELC_LIBNCCL"))
+    GTEST_SKIP() << "MODELC_LIBCUDA or MODELC_LIBNCCL is set";
+  cuda::Probe probe = cuda::probe();
+  if (probe.devices == 0)
+    GTEST_SKIP() << "no GPU: " << probe.problem;
+  Result<const NcclApi *> nccl = loadNccl();
+  if (!nccl)
+    GTEST_SKIP() << nccl.status().message();
+  Result<const cuda::DriverApi *> driver = cuda::loadDriver();
+  ASSERT_TRUE(driver.ok()) << driver.status().message();
+  int size = std::min(probe.devices, 4);
+  Result<NcclId> id = createNcclId();
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  std::vector<std::string> errors(static_cast<size_t>(size));
+  std::vector<std::vector<float>> results(static_cast<size_t>(size));
+  Latch done(size);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank)
+    threads.emplace_back([&, rank] {
+      errors[size_t(rank)] =
+          runRankOnGpu(**driver, *id, rank, size, done, results[size_t(rank)]);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  // Element 0: the last rank's (size) on every rank, summed; element i: the
+  // sum over ranks of r + 1 + i. Integers, exact in any order.
+  double rankSum = size * (size + 1) / 2.0;
+  for (int r = 0; r < size; ++r) {
+    ASSERT_EQ(errors[size_t(r)], "") << "rank " << r;
+    ASSERT_EQ(results[size_t(r)].size(), 1000u);
+    EXPECT_EQ(results[size_t(r)][0], float(size * size)) << "rank " << r;
+    for (size_t i = 1; i < 1000; ++i)
+      ASSERT_EQ(results[size_t(r)][i], float(rankSum + size * double(i)))
+          << "rank " << r << " element " << i;
+  }
 }
 
 } // namespace
