@@ -41,7 +41,8 @@ protected:
     setDevice_ =
         reinterpret_cast<void (*)(int)>(dlsym(lib_, "fakeNcclSetDevice"));
     live_ = reinterpret_cast<int (*)()>(dlsym(lib_, "fakeNcclLive"));
-    ASSERT_TRUE(setDevice_ && live_);
+    waiting_ = reinterpret_cast<int (*)()>(dlsym(lib_, "fakeNcclWaiting"));
+    ASSERT_TRUE(setDevice_ && live_ && waiting_);
   }
   void TearDown() override {
     EXPECT_EQ(live_(), 0) << "communicators or memory left alive";
@@ -98,6 +99,7 @@ protected:
   void *lib_ = nullptr;
   void (*setDevice_)(int) = nullptr;
   int (*live_)() = nullptr;
+  int (*waiting_)() = nullptr;
 };
 
 TEST_F(DistNccl, AMissingLibraryIsOneLineNamingThePackage) {
@@ -248,7 +250,9 @@ TEST_F(DistNccl, AbortFromAnotherThreadFreesRanksWaitingForALostOne) {
       Status s = comms[size_t(r)]->allReduceSum(&x, 1);
       errors[size_t(r)] = s.ok() ? "" : s.message();
     });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 500 && waiting_() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(waiting_(), 2) << "ranks 0 and 1 are not waiting in their call";
   Clock::time_point start = Clock::now();
   comms[0]->abort();
   for (std::thread &t : threads)

@@ -12,7 +12,8 @@
 // ends after FAKE_NCCL_TIMEOUT_MS (default 10000), which fails the group
 // the same way. Hooks for tests: fakeNcclSetDevice (the "current GPU" of
 // the calling thread, 0 by default), fakeNcclLive (communicators, groups
-// and ncclMemAlloc blocks alive). FAKE_NCCL_VERSION overrides the version.
+// and ncclMemAlloc blocks alive), fakeNcclWaiting (calls blocked in a
+// collective). FAKE_NCCL_VERSION overrides the version.
 #include <nccl.h>
 
 #include <chrono>
@@ -245,6 +246,14 @@ void release(std::unique_lock<std::mutex> &lock, ncclComm *comm) {
 extern "C" {
 
 void fakeNcclSetDevice(int device) { currentDevice = device; }
+
+int fakeNcclWaiting() {
+  std::lock_guard<std::mutex> lock(mutex);
+  int waiting = 0;
+  for (ncclComm *comm : comms)
+    waiting += comm->inFlight;
+  return waiting;
+}
 
 int fakeNcclLive() {
   std::lock_guard<std::mutex> lock(mutex);
