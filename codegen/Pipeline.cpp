@@ -128,6 +128,9 @@ void buildMdlToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createMdlExpandOptimizer());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Every program can run on any number of ranks: its gradients are
+  // all-reduced in buckets (a no-op with one rank).
+  pm.addPass(createMdlShardDataParallel());
   pm.addPass(createMdlLowerToLinalg());
 }
 

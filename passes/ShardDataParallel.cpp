@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <algorithm>
@@ -32,6 +33,7 @@ namespace {
 /// (its last store, or the op that holds that store).
 struct FinishedGradient {
   FlatSymbolRefAttr name;
+  Type element;
   uint64_t bytes;
   Operation *finisher;
 };
@@ -80,7 +82,8 @@ struct MdlShardDataParallelPass
       uint64_t bytes = uint64_t(type.getNumElements()) *
                        ((type.getElementTypeBitWidth() + 7) / 8);
       // Walk order is program order: the last store seen finishes it.
-      finished[store.getName()] = {store.getNameAttr(), bytes,
+      finished[store.getName()] = {store.getNameAttr(),
+                                   type.getElementType(), bytes,
                                    ancestorIn(body, store)};
     });
     std::vector<FinishedGradient> order;
@@ -91,19 +94,39 @@ struct MdlShardDataParallelPass
                        return a.finisher != b.finisher &&
                               a.finisher->isBeforeInBlock(b.finisher);
                      });
-    // Buckets in that order; a gradient larger than the cap is a bucket of
-    // its own.
+    // Buckets in that order, one element type each (as DDP's): each type
+    // has its bucket open until the next gradient would overflow it; a
+    // gradient larger than the cap is a bucket of its own.
     uint64_t cap = uint64_t(bucketMb * 1e6);
     std::vector<std::vector<FinishedGradient>> buckets;
-    uint64_t filled = 0;
+    llvm::DenseMap<Type, std::pair<std::vector<FinishedGradient>, uint64_t>>
+        open;
     for (const FinishedGradient &g : order) {
-      if (buckets.empty() || (filled + g.bytes > cap && filled > 0)) {
-        buckets.emplace_back();
+      auto &[bucket, filled] = open[g.element];
+      if (filled > 0 && filled + g.bytes > cap) {
+        buckets.push_back(std::move(bucket));
+        bucket.clear();
         filled = 0;
       }
-      buckets.back().push_back(g);
+      bucket.push_back(g);
       filled += g.bytes;
     }
+    for (const FinishedGradient &g : order) {
+      auto it = open.find(g.element);
+      if (it != open.end() && !it->second.first.empty())
+        buckets.push_back(std::move(it->second.first));
+      if (it != open.end())
+        open.erase(it);
+    }
+    // Issued in the order their last gradients are finished.
+    auto last = [](const std::vector<FinishedGradient> &b) {
+      return b.back().finisher;
+    };
+    std::stable_sort(buckets.begin(), buckets.end(),
+                     [&](const auto &a, const auto &b) {
+                       return last(a) != last(b) &&
+                              last(a)->isBeforeInBlock(last(b));
+                     });
     OpBuilder builder(func.getContext());
     for (auto [index, bucket] : llvm::enumerate(buckets)) {
       SmallVector<Attribute> names;

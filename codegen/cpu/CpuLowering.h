@@ -17,6 +17,17 @@ namespace modelc {
 /// source in MLIR 19, dropping the view's byte shift.
 void lowerGemmsToCalls(mlir::ModuleOp module);
 
+/// Replaces every mdlrt.all_reduce with calls of the runtime's
+/// modelc_all_reduce_add_<type> for each buffer of the bucket, then
+/// modelc_all_reduce_bucket (ProgramABI.h). Runs where lowerGemmsToCalls
+/// does, for the same reason.
+void lowerAllReducesToCalls(mlir::ModuleOp module);
+
+/// The address of `memref`'s first element as an LLVM pointer: its aligned
+/// pointer moved by its offset (static, or read from its metadata).
+mlir::Value createElementPointer(mlir::OpBuilder &builder, mlir::Location loc,
+                                 mlir::Value memref);
+
 /// The kernels of --mdl-outline-kernels (`mdl.kernel = index`) in index
 /// order, each renamed `<C symbol of the program function that calls
 /// it>_k<index>` along with its calls. Fails, with a diagnostic, unless the

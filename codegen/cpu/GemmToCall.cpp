@@ -15,6 +15,32 @@ using namespace mlir;
 
 namespace modelc {
 
+Value createElementPointer(OpBuilder &builder, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  Type i64 = builder.getI64Type();
+  Value pointer = builder.create<LLVM::IntToPtrOp>(
+      loc, LLVM::LLVMPointerType::get(builder.getContext()),
+      builder.create<arith::IndexCastOp>(
+          loc, i64,
+          builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref)));
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)getStridesAndOffset(type, strides, offset);
+  if (offset == 0)
+    return pointer;
+  Value elements;
+  if (ShapedType::isDynamic(offset))
+    elements = builder.create<arith::IndexCastOp>(
+        loc, i64,
+        builder.create<memref::ExtractStridedMetadataOp>(loc, memref)
+            .getOffset());
+  else
+    elements = builder.create<arith::ConstantIntOp>(loc, offset, 64);
+  return builder.create<LLVM::GEPOp>(
+      loc, pointer.getType(), type.getElementType(), pointer,
+      ValueRange{elements});
+}
+
 namespace {
 
 /// How the runtime addresses one operand: the address of its first element,
@@ -55,14 +81,7 @@ public:
       sizes.push_back(pick(type.getDimSize(i), metadata.getSizes()[i]));
       strides.push_back(pick(staticStrides[i], metadata.getStrides()[i]));
     }
-    Value pointer = builder.create<LLVM::IntToPtrOp>(
-        loc, ptr,
-        toI64(builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc,
-                                                                     memref)));
-    if (staticOffset != 0)
-      pointer = builder.create<LLVM::GEPOp>(
-          loc, ptr, type.getElementType(), pointer,
-          ValueRange{pick(staticOffset, metadata.getOffset())});
+    Value pointer = createElementPointer(builder, loc, memref);
     // BLAS wants ld >= the row length even for one row, where the row
     // stride is arbitrary; mdl-gemm-to-library allows a smaller row stride
     // only then.

@@ -196,6 +196,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
     if (failed(runPipeline(loops, module)))
       return signalPassFailure();
     modelc::lowerGemmsToCalls(module);
+    modelc::lowerAllReducesToCalls(module);
     OpPassManager toLLVM(ModuleOp::getOperationName());
     modelc::buildLoopsToLLVMPipeline(toLLVM);
     if (failed(runPipeline(toLLVM, module)))

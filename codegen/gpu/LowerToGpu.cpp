@@ -241,11 +241,32 @@ private:
         steps.push_back(gemmStep.getDictionary(builder.getContext()));
         continue;
       }
+      if (auto bucket = dyn_cast<mdlrt::AllReduceOp>(op)) {
+        NamedAttrList reduceStep;
+        reduceStep.append("all_reduce",
+                          builder.getDictionaryAttr(builder.getNamedAttr(
+                              "bucket", bucket.getBucketAttr())));
+        SmallVector<modelc::ArenaRange> buffers;
+        for (Value buffer : bucket.getBuffers()) {
+          std::optional<modelc::ArenaRange> range =
+              modelc::getArenaRange(buffer, arena);
+          if (!range)
+            return bucket.emitError("a bucket's buffer is not a known range "
+                                    "of the arena");
+          range->element =
+              cast<MemRefType>(buffer.getType()).getElementType();
+          buffers.push_back(*range);
+        }
+        appendWrites(reduceStep, buffers);
+        steps.push_back(reduceStep.getDictionary(builder.getContext()));
+        continue;
+      }
       // Views, constants and scalars: each kernel recomputes what it needs.
       if (isMemoryEffectFree(&op) || isa<memref::LoadOp>(op))
         continue;
-      return op.emitError("a program function on the GPU is kernel calls and "
-                          "GEMMs; this op needs --mdl-outline-kernels first");
+      return op.emitError("a program function on the GPU is kernel calls, "
+                          "GEMMs and all-reduces; this op needs "
+                          "--mdl-outline-kernels first");
     }
     func->setAttr("mdl.gpu_steps", builder.getArrayAttr(steps));
     // Users before what they use: from the back.

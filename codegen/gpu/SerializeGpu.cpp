@@ -240,8 +240,9 @@ private:
   }
 
   /// The steps of each program function, in the function table's order:
-  /// {kind = "launch", kernel = index} or {kind = "gemm", gemm = {...}},
-  /// with `writes` when the bytes written are known.
+  /// {kind = "launch", kernel = index}, {kind = "gemm", gemm = {...}} or
+  /// {kind = "all_reduce", all_reduce = {bucket}}, with `writes` when the
+  /// bytes written are known (an all-reduce's buffers, always).
   LogicalResult collectFunctions(ModuleOp module,
                                  SmallVectorImpl<Attribute> &functions) {
     Builder builder(&getContext());
@@ -262,12 +263,18 @@ private:
           described.push_back(fields.getDictionary(&getContext()));
           continue;
         }
+        if (auto bucket = step.getAs<DictionaryAttr>("all_reduce")) {
+          fields.append("kind", builder.getStringAttr("all_reduce"));
+          fields.append("all_reduce", bucket);
+          described.push_back(fields.getDictionary(&getContext()));
+          continue;
+        }
         auto launch = step.getAs<SymbolRefAttr>("launch");
         auto index = launch ? kernelIndex.find(launch.getLeafReference())
                             : kernelIndex.end();
         if (index == kernelIndex.end())
           return func.emitError("a GPU step that is neither a launch of a "
-                                "kernel of @modelc_kernels nor a gemm");
+                                "kernel of @modelc_kernels, a gemm nor an all-reduce");
         fields.append("kind", builder.getStringAttr("launch"));
         fields.append("kernel", builder.getI64IntegerAttr(index->second));
         described.push_back(fields.getDictionary(&getContext()));

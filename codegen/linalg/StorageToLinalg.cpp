@@ -1,7 +1,7 @@
 // Lowering of the mdl storage ops: mdl.load, mdl.param_ref and mdl.store
 // become mdlrt.buffer plus bufferization.to_tensor /
-// materialize_in_destination; mdl.dropout_mask becomes a hashing
-// linalg.generic.
+// materialize_in_destination; mdl.all_reduce becomes mdlrt.all_reduce on
+// the buffers' memrefs; mdl.dropout_mask becomes a hashing linalg.generic.
 #include "codegen/linalg/LoweringUtils.h"
 #include "codegen/linalg/Patterns.h"
 
@@ -62,6 +62,31 @@ struct StoreLowering : OpConversionPattern<mlir::mdl::StoreOp> {
         op.getLoc(), TypeRange(), adaptor.getValue(), buffer,
         /*restrict=*/true, /*writable=*/true);
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// mdl.all_reduce: mdlrt.all_reduce on the memory of the named buffers.
+/// It reads and writes them in place, after the stores before it and
+/// before the loads after it (the op's memory effects keep that order).
+struct AllReduceLowering : OpConversionPattern<mlir::mdl::AllReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(mlir::mdl::AllReduceOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> buffers;
+    for (Attribute attr : op.getNames()) {
+      auto name = cast<FlatSymbolRefAttr>(attr);
+      auto buffer =
+          SymbolTable::lookupNearestSymbolFrom<mlir::mdl::BufferOp>(op, name);
+      if (!buffer)
+        return rewriter.notifyMatchFailure(op, "a bucket names no buffer");
+      buffers.push_back(
+          createBuffer(rewriter, op.getLoc(), name, buffer.getType()));
+    }
+    rewriter.replaceOpWithNewOp<mlir::mdlrt::AllReduceOp>(op, buffers,
+                                                          op.getBucket());
     return success();
   }
 };
@@ -147,5 +172,5 @@ struct DropoutMaskLowering : OpConversionPattern<mlir::mdl::DropoutMaskOp> {
 void modelc::populateStorageToLinalgPatterns(RewritePatternSet &patterns) {
   patterns
       .add<ReadLowering<mlir::mdl::LoadOp>, ReadLowering<mlir::mdl::ParamRefOp>,
-           StoreLowering, DropoutMaskLowering>(patterns.getContext());
+           StoreLowering, AllReduceLowering, DropoutMaskLowering>(patterns.getContext());
 }

@@ -107,6 +107,12 @@ writeGpuProgram(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
                                               gemm, writes));
         continue;
       }
+      if (auto bucket = step.getAs<DictionaryAttr>("all_reduce")) {
+        auto reduce = fb::CreateGpuAllReduce(fbb, getInt(bucket, "bucket"));
+        stepTable.push_back(fb::CreateGpuStep(
+            fbb, fb::GpuStepKind::AllReduce, 0, 0, writes, reduce));
+        continue;
+      }
       stepTable.push_back(fb::CreateGpuStep(fbb, fb::GpuStepKind::Launch,
                                             getInt(step, "kernel"), 0,
                                             writes));

@@ -31,7 +31,7 @@ namespace {
 /// What a top-level op of a program function becomes.
 enum class Role {
   Kernel,       // moves into a kernel of its own
-  Gemm,         // stays: a library call on every target
+  LibraryCall,  // stays: a GEMM or a collective, a library call everywhere
   KernelCall,   // stays: a call of a kernel of an earlier run
   Recomputable, // cloned into each kernel that uses it
   Terminator,   // stays
@@ -45,8 +45,8 @@ using KernelsByName = llvm::StringMap<func::FuncOp>;
 Role classifyOp(Operation *op, const KernelsByName &kernels) {
   if (op->hasTrait<OpTrait::IsTerminator>())
     return Role::Terminator;
-  if (isa<mdlrt::GemmOp>(op))
-    return Role::Gemm;
+  if (isa<mdlrt::GemmOp, mdlrt::AllReduceOp>(op))
+    return Role::LibraryCall;
   if (auto call = dyn_cast<func::CallOp>(op))
     if (kernels.contains(call.getCallee()))
       return Role::KernelCall;
@@ -207,7 +207,7 @@ LogicalResult FunctionPartition::checkLoad(memref::LoadOp load, Operation *work,
   for (size_t end = positions[work]; checked < end; ++checked) {
     Operation *between = order[checked];
     Role role = classify(between);
-    if (role != Role::Kernel && role != Role::Gemm && role != Role::KernelCall)
+    if (role != Role::Kernel && role != Role::LibraryCall && role != Role::KernelCall)
       continue;
     const std::optional<SmallVector<modelc::ArenaRange>> &written =
         getWrittenRanges(between);

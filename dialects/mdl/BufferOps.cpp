@@ -70,9 +70,11 @@ AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     if (!buffer || buffer.getRole() != "grad")
       return emitOpError() << name << " does not name a grad mdl.buffer";
     Type type = getElementTypeOrSelf(buffer.getType());
-    if (!isa<FloatType>(type))
+    // Gradients are f32 or f64 at every precision (the f32 master
+    // gradients of mixed precision).
+    if (!type.isF32() && !type.isF64())
       return emitOpError() << name << " holds " << type
-                           << ", not floats";
+                           << ", not f32 or f64";
     if (elementType && type != elementType)
       return emitOpError() << "the buffers of a bucket have one element type; "
                            << name << " holds " << type << ", not "

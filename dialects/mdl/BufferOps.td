@@ -75,7 +75,7 @@ def Mdl_AllReduceOp : Mdl_Op<"all_reduce", [
     step, each `mdl.buffer` named in `names` becomes its mean over the
     data-parallel ranks (with one rank, itself); on the other micro-batches
     of the step it does nothing. The number of ranks is a run-time value.
-    The buffers are `grad` buffers of one float element type; `bucket`
+    The buffers are `grad` buffers of one element type, f32 or f64; `bucket`
     numbers the buckets of a function in the order they are issued.
 
     ```mlir

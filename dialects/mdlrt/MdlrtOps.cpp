@@ -85,3 +85,35 @@ LogicalResult GemmOp::verify() {
                          << m << "x" << n;
   return success();
 }
+
+LogicalResult AllReduceOp::verify() {
+  if (getBuffers().empty())
+    return emitOpError("needs at least one buffer");
+  Type element;
+  for (Value buffer : getBuffers()) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Type here = type.getElementType();
+    // Gradients are f32 or f64 at every precision (f32 master gradients
+    // under mixed precision, docs/passes/amp.md).
+    if (!here.isF32() && !here.isF64())
+      return emitOpError() << "reduces f32 or f64 buffers, not " << here;
+    if (element && here != element)
+      return emitOpError() << "the buffers of a bucket have one element "
+                              "type: "
+                           << element << " and " << here;
+    element = here;
+    // The runtime reads each buffer as one contiguous run of elements: the
+    // strides are row-major's (any offset).
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    bool contiguous = succeeded(getStridesAndOffset(type, strides, offset));
+    int64_t expected = 1;
+    for (int64_t i = type.getRank() - 1; contiguous && i >= 0; --i) {
+      contiguous = type.getDimSize(i) == 1 || strides[i] == expected;
+      expected *= type.getDimSize(i);
+    }
+    if (!contiguous)
+      return emitOpError() << "reduces contiguous buffers, not " << type;
+  }
+  return success();
+}

@@ -62,4 +62,29 @@ def Mdlrt_GemmOp : Mdlrt_Op<"gemm"> {
   let hasVerifier = 1;
 }
 
+def Mdlrt_AllReduceOp : Mdlrt_Op<"all_reduce"> {
+  let summary = "one bucket of gradients averaged over the data-parallel ranks";
+  let description = [{
+    The lowering of `mdl.all_reduce` (docs/passes/data-parallel.md): on the
+    last micro-batch of an optimizer step each buffer becomes its mean over
+    the ranks; on the other micro-batches, and with one rank, nothing
+    changes. The buffers travel together as one collective (a bucket); they
+    have one element type, f32 or f64. `bucket` numbers the buckets of a function
+    in the order they are issued. The rank count and the micro-batch are
+    the runtime's: the CPU calls modelc_all_reduce_* (ProgramABI.h), the GPU
+    program has an AllReduce step.
+
+    ```mlir
+    mdlrt.all_reduce %b, %w bucket 0 : memref<10xf32>, memref<10x256xf32>
+    ```
+  }];
+  let arguments = (ins Arg<Variadic<AnyStaticShapeMemRef>, "the bucket",
+                           [MemRead, MemWrite]>:$buffers,
+                       I64Attr:$bucket);
+  let assemblyFormat = [{
+    $buffers `bucket` $bucket attr-dict `:` type($buffers)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MODELC_DIALECTS_MDLRT_MDLRTOPS_TD

@@ -168,6 +168,35 @@ Result<GpuGemmInfo> copyGemm(const std::string &where, const fb::GpuGemm *g,
   return out;
 }
 
+/// An AllReduce step: its bucket and buffers (its writes), each of f32 or
+/// f64 elements, aligned, inside the arena and outside the workspace.
+Result<GpuAllReduceInfo> copyAllReduce(const std::string &where,
+                                       const fb::GpuStep &s,
+                                       const GpuProgramInfo &info) {
+  if (!s.all_reduce() || !s.writes() || s.writes()->size() == 0)
+    return corrupt(where + ": an all-reduce step without its bucket");
+  GpuAllReduceInfo out;
+  out.bucket = s.all_reduce()->bucket();
+  for (const fb::GpuWrite *w : *s.writes()) {
+    if (w->dtype() != fb::DType::F32 && w->dtype() != fb::DType::F64)
+      return corrupt(fmt::format("{}: an all-reduce of dtype {} (f32 and f64 "
+                                 "only)",
+                                 where, int(w->dtype())));
+    DType dtype = w->dtype() == fb::DType::F64 ? DType::F64 : DType::F32;
+    uint64_t size = dtypeSize(dtype);
+    if (w->bytes() == 0 || w->bytes() % size != 0 || w->offset() % size != 0 ||
+        !inside(w->offset(), w->bytes(), info.arenaBytes) ||
+        overlaps(w->offset(), w->bytes(), info.workspaceOffset,
+                 info.workspaceBytes))
+      return corrupt(fmt::format("{}: an all-reduce buffer [{}, +{}) is not "
+                                 "whole aligned elements of the arena outside "
+                                 "the workspace",
+                                 where, w->offset(), w->bytes()));
+    out.buffers.push_back({w->offset(), w->bytes() / size, dtype});
+  }
+  return out;
+}
+
 Status copyFunctions(const fb::GpuProgram &gpu, const Manifest &manifest,
                      GpuProgramInfo &info) {
   size_t count = gpu.functions() ? gpu.functions()->size() : 0;
@@ -202,6 +231,13 @@ Status copyFunctions(const fb::GpuProgram &gpu, const Manifest &manifest,
           step.kind = GpuStepInfo::Kind::Gemm;
           step.gemm = info.gemms.size();
           info.gemms.push_back(gemm.take());
+        } else if (s->kind() == fb::GpuStepKind::AllReduce) {
+          Result<GpuAllReduceInfo> bucket = copyAllReduce(where, *s, info);
+          if (!bucket)
+            return bucket.status();
+          step.kind = GpuStepInfo::Kind::AllReduce;
+          step.allReduce = info.allReduces.size();
+          info.allReduces.push_back(bucket.take());
         } else {
           return corrupt(fmt::format("{} has kind {}", where, int(s->kind())));
         }

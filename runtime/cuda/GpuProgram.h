@@ -39,10 +39,22 @@ struct GpuGemmInfo {
   RowMajorGemm layout;
 };
 
+/// One bucket of gradients averaged over the data-parallel ranks: its
+/// buffers, each a contiguous run of f32 or f64 elements in the arena.
+struct GpuAllReduceInfo {
+  int64_t bucket = 0;
+  struct Buffer {
+    uint64_t offset = 0, count = 0;
+    DType dtype = DType::F32;
+  };
+  std::vector<Buffer> buffers;
+};
+
 struct GpuStepInfo {
-  enum class Kind { Launch, Gemm } kind = Kind::Launch;
-  uint32_t kernel = 0; // Launch: index into GpuProgramInfo::kernels
-  size_t gemm = 0;     // Gemm: index into GpuProgramInfo::gemms
+  enum class Kind { Launch, Gemm, AllReduce } kind = Kind::Launch;
+  uint32_t kernel = 0;  // Launch: index into GpuProgramInfo::kernels
+  size_t gemm = 0;      // Gemm: index into GpuProgramInfo::gemms
+  size_t allReduce = 0; // AllReduce: index into GpuProgramInfo::allReduces
 };
 
 struct GpuFunctionInfo {
@@ -55,6 +67,7 @@ struct GpuProgramInfo {
   std::vector<GpuImageInfo> images;
   std::vector<GpuKernelInfo> kernels;
   std::vector<GpuGemmInfo> gemms;
+  std::vector<GpuAllReduceInfo> allReduces;
   std::vector<GpuFunctionInfo> functions; // index i = Manifest::functions[i]
   /// Keeps the images' bytes alive.
   std::shared_ptr<const std::vector<uint64_t>> flatbuffer;

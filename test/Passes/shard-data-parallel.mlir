@@ -55,6 +55,41 @@ module {
 
 // -----
 
+// Gradients of two element types (an f64 parameter among f32 ones) go in
+// buckets of their own type, each issued after its last gradient.
+// CHECK-LABEL: func.func @M.fwd_bwd
+// CHECK: mdl.store %{{.*}}, @"grad:a"
+// CHECK-NEXT: mdl.store %{{.*}}, @"grad:d"
+// CHECK-NEXT: mdl.all_reduce [@"grad:d"] bucket 0
+// CHECK-NEXT: mdl.store %{{.*}}, @"grad:c"
+// CHECK-NEXT: mdl.all_reduce [@"grad:a", @"grad:c"] bucket 1
+// CHECK-NEXT: return
+module {
+  mdl.buffer @"grad:a" : tensor<4xf32> {entry = "", key = "a", phase = "shared", role = "grad"}
+  mdl.buffer @"grad:c" : tensor<4xf32> {entry = "", key = "c", phase = "shared", role = "grad"}
+  mdl.buffer @"grad:d" : tensor<4xf64> {entry = "", key = "d", phase = "shared", role = "grad"}
+  func.func @M.fwd_bwd() attributes {mdl.entry = "M", mdl.function = "fwd_bwd"} {
+    %a = mdl.load @"grad:a" : tensor<4xf32>
+    %d = mdl.load @"grad:d" : tensor<4xf64>
+    mdl.store %a, @"grad:a" : tensor<4xf32>
+    mdl.store %d, @"grad:d" : tensor<4xf64>
+    mdl.store %a, @"grad:c" : tensor<4xf32>
+    return
+  }
+}
+
+// -----
+
+// The op's verifier: grad buffers of one element type, f32 or f64.
+mdl.buffer @"grad:h" : tensor<4xbf16> {entry = "", key = "h", phase = "shared", role = "grad"}
+func.func @half() {
+  // expected-error @+1 {{@"grad:h" holds 'bf16', not f32 or f64}}
+  mdl.all_reduce [@"grad:h"] bucket 0
+  return
+}
+
+// -----
+
 // The op's verifier: grad buffers of one float type.
 mdl.buffer @"grad:a" : tensor<4xf32> {entry = "", key = "a", phase = "shared", role = "grad"}
 mdl.buffer @"grad:d" : tensor<4xf64> {entry = "", key = "d", phase = "shared", role = "grad"}

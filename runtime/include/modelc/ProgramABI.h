@@ -53,6 +53,17 @@ void modelc_gemm_f16(int64_t transA, int64_t transB, int64_t M, int64_t N,
                      int64_t strideB, float beta, float *C, int64_t ldc,
                      int64_t strideC, int64_t batch);
 
+/// Defined by the runtime, called by generated code: one bucket of
+/// gradients averaged over the data-parallel ranks (mdlrt.all_reduce,
+/// docs/passes/data-parallel.md). Each add names one contiguous buffer of
+/// `count` elements; modelc_all_reduce_bucket then reduces the buffers
+/// added since the last bucket as one collective, in place, on the last
+/// micro-batch of an optimizer step, and forgets them. With one rank, or on
+/// another micro-batch, it changes nothing.
+void modelc_all_reduce_add_f32(float *data, int64_t count);
+void modelc_all_reduce_add_f64(double *data, int64_t count);
+void modelc_all_reduce_bucket(int64_t bucket);
+
 #ifdef __cplusplus
 }
 #endif
