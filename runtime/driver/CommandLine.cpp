@@ -20,7 +20,8 @@ void addDeviceOptions(CLI::App &cmd, CommandLine &cl) {
   cmd.add_flag("--cpu", cl.cpu, "Run on the CPU (the default of this build)");
   cmd.add_option("--gpus", cl.gpus,
                  "GPUs to use: N, a list such as 0,2,3, or all");
-  cmd.add_option("--ranks", cl.ranks, "Data-parallel CPU ranks (only 1)")
+  cmd.add_option("--ranks", cl.ranks,
+                 "Data-parallel CPU ranks (train; default 1)")
       ->check(CLI::PositiveNumber);
 }
 
@@ -81,6 +82,10 @@ void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw,
   t->add_option("--time-limit", cl.timeLimitText,
                 "Stop after the step under way once DURATION (90m, 1h30m, "
                 "45s) has passed, checkpoint and exit 0");
+  t->add_option("--timeout", cl.timeoutText,
+                "How long ranks wait for each other (the rendezvous, each "
+                "collective) before the run fails naming the missing rank "
+                "(DURATION, default 5m)");
   t->add_option("--log-errors", logErrors,
                 "What a --log write error does: error (stop the run, the "
                 "default) or warn")
@@ -238,6 +243,14 @@ Result<CommandLine> parseCommandLine(const std::string &programName,
       return Status::error("--time-limit " + cl.timeLimitText +
                            ": expected a duration such as 90m, 1h30m, 45s "
                            "or 3600 (seconds)");
+  }
+  if (!cl.timeoutText.empty()) {
+    std::optional<double> timeout = parseDuration(cl.timeoutText);
+    if (!timeout)
+      return Status::error("--timeout " + cl.timeoutText +
+                           ": expected a duration such as 5m, 90s or 30 "
+                           "(seconds)");
+    cl.timeoutSeconds = *timeout;
   }
   if (cl.overwriteCheckpoints && cl.resume)
     return Status::error("--overwrite-checkpoints and --resume: give one of "

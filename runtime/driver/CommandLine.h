@@ -42,6 +42,10 @@ struct CommandLine {
   /// have passed since the start, checkpoint, exit 0.
   std::optional<double> timeLimitSeconds;
   std::string timeLimitText; // as given, for messages
+  /// --timeout: how long data-parallel ranks wait for each other (the
+  /// rendezvous, each collective) before failing.
+  double timeoutSeconds = 300;
+  std::string timeoutText;
   /// --log-errors=warn: a --log that cannot be written is a warning, not an
   /// error that stops the run.
   bool logErrorsWarn = false;

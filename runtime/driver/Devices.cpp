@@ -87,10 +87,17 @@ Result<DeviceChoice> chooseDevice(const CommandLine &cl, const Manifest &m) {
   DeviceChoice choice;
   if (cl.gpus && cl.cpu)
     return Status::error("--cpu and --gpus: choose one");
-  if (cl.ranks != 1)
+  if (cl.ranks != 1 && cl.command != Command::Train)
     return Status::error("--ranks " + std::to_string(cl.ranks) +
-                         ": this runtime runs one CPU rank; data-parallel "
-                         "CPU ranks are not supported yet");
+                         ": only train runs data-parallel ranks");
+  if (cl.ranks != 1 && cl.gpus)
+    return Status::error("--ranks " + std::to_string(cl.ranks) +
+                         " and --gpus: --ranks gives CPU ranks (with --cpu); "
+                         "--gpus N trains on N GPUs");
+  if (cl.ranks != 1 && !cl.cpu && m.hasTarget("cuda") && m.gpuProgram())
+    return Status::error("--ranks " + std::to_string(cl.ranks) +
+                         ": CPU ranks need --cpu (this program has the CUDA "
+                         "target, whose ranks are GPUs: --gpus N)");
   bool hasCuda = m.hasTarget("cuda") && m.gpuProgram();
   if (cl.cpu) {
     if (!m.hasTarget("cpu"))

@@ -61,17 +61,22 @@ int64_t Evaluator::batches(int64_t steps) const {
   return steps > 0 ? std::min(steps, full) : full;
 }
 
-Result<std::vector<double>> Evaluator::run(Arena &arena, int64_t steps) const {
+Result<std::vector<double>> Evaluator::run(Arena &arena, int64_t steps,
+                                           int rank,
+                                           dist::Communicator *comm) const {
   std::vector<double> sums(outputs_.size(), 0.0);
   std::vector<int64_t> indices(static_cast<size_t>(batch_));
   int64_t n = batches(steps);
-  for (int64_t b = 0; b < n; ++b) {
+  int64_t ranks = comm ? comm->size() : 1;
+  for (int64_t b = rank; b < n; b += ranks) {
     std::iota(indices.begin(), indices.end(), b * batch_);
     data_.load(indices.data(), arena);
     MODELC_RETURN_IF_ERROR(arena.call(fn_));
     for (size_t i = 0; i < outputs_.size(); ++i)
       sums[i] += arena.readScalar(*outputs_[i]);
   }
+  if (ranks > 1)
+    MODELC_RETURN_IF_ERROR(comm->allReduceSum(sums.data(), sums.size()));
   for (double &s : sums)
     s /= double(n);
   return sums;

@@ -2,6 +2,7 @@
 // the eval data in file order, without updates (spec §8 `eval`).
 #pragma once
 
+#include "runtime/dist/Communicator.h"
 #include "runtime/driver/Bindings.h"
 #include "runtime/driver/RunLog.h"
 
@@ -21,8 +22,11 @@ public:
                                 bool allowFallback);
 
   /// Averages of "loss" and each metric over min(steps, full batches)
-  /// batches (all full batches when steps is 0).
-  Result<std::vector<double>> run(Arena &arena, int64_t steps) const;
+  /// batches (all full batches when steps is 0). With data-parallel ranks
+  /// (`comm`), rank `rank` evaluates batches rank, rank + R, ... and every
+  /// rank gets the averages over all of them.
+  Result<std::vector<double>> run(Arena &arena, int64_t steps, int rank = 0,
+                                  dist::Communicator *comm = nullptr) const;
 
   int64_t batches(int64_t steps) const;
   const std::string &dataName() const { return data_.name(); }

@@ -3,6 +3,8 @@
 #include "runtime/driver/Trainer.h"
 
 #include "runtime/data/BatchOrder.h"
+#include "runtime/dist/Gloo.h"
+#include "runtime/dist/RankContext.h"
 #include "runtime/driver/Devices.h"
 #include "runtime/driver/GradScaler.h"
 #include "runtime/driver/Initializers.h"
@@ -13,15 +15,26 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <sstream>
+#include <thread>
 
 namespace modelc::rt {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// Where a training loop stands among the data-parallel ranks (spec §7):
+/// rank `rank` of `ranks`, talking over `comm` (null with one rank).
+struct RankPlace {
+  int rank = 0, ranks = 1;
+  dist::Communicator *comm = nullptr;
+  bool leader() const { return rank == 0; }
+};
 
 void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
                  const Arena &arena, ProgramIO &io) {
@@ -64,11 +77,13 @@ struct LoopEnd {
 
 class TrainLoop {
 public:
+  /// `log` is rank 0's; the other ranks log nothing (null).
   TrainLoop(const TrainPlan &plan, const CommandLine &cl,
-            CheckpointState identity, Arena &arena, RunLog &log,
-            ProgramIO &io, Clock::time_point started)
+            CheckpointState identity, Arena &arena, RunLog *log,
+            ProgramIO &io, Clock::time_point started, RankPlace place)
       : p_(plan), cl_(cl), identity_(std::move(identity)), arena_(arena),
-        log_(log), io_(io), started_(started),
+        log_(log), io_(io), started_(started), place_(place),
+        context_(place.comm),
         order_(plan.data->numSamples(), plan.globalBatch, plan.settings.shuffle,
                plan.settings.seed) {
     if (plan.settings.gradScaler)
@@ -136,6 +151,20 @@ private:
   };
 
   Status runStep(int64_t s);
+  /// This rank's micro-batch `a` of the global batch at `global` (spec §7:
+  /// samples [(a*R + r)*batch, (a*R + r + 1)*batch) of it).
+  const int64_t *microBatch(const int64_t *global, int64_t a) const {
+    return global + (a * place_.ranks + place_.rank) * p_.entry->batch;
+  }
+  /// The dropout counter of this rank's micro-batch number `counter` (from
+  /// 1): distinct over ranks, the single-rank counter with one rank.
+  uint64_t rankCounter(uint64_t counter) const {
+    return (counter - 1) * uint64_t(place_.ranks) + uint64_t(place_.rank) + 1;
+  }
+  /// The step's loss and metrics averaged over the ranks, and whether any
+  /// rank was sent a signal or rank 0's time limit is up: every rank
+  /// decides the same.
+  Status agree(std::vector<double> &averages, int64_t s);
   /// Whether step s+1's batch may be fetched during step s: not after the
   /// last step, nor before an evaluation or a checkpoint. An evaluation may
   /// launch fwd_bwd itself on its own batches (then the staged batch would
@@ -169,9 +198,15 @@ private:
   const CommandLine &cl_;
   CheckpointState identity_;
   Arena &arena_;
-  RunLog &log_;
+  RunLog *log_;
   ProgramIO &io_;
   Clock::time_point started_;
+  RankPlace place_;
+  dist::RankContext context_;
+  /// What agree() decided for the step just run: the signal to stop for
+  /// (0: none) and whether the time limit is up.
+  int stopSignal_ = 0;
+  bool timeUp_ = false;
   bool logWarned_ = false;
   BatchOrder order_;
   Cursor cursor_;
@@ -190,6 +225,11 @@ private:
 
 Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
                              int64_t batchInEpoch) {
+  // Every rank holds the same state: rank 0 writes it.
+  if (!place_.leader()) {
+    lastCheckpoint_ = s;
+    return Status();
+  }
   CheckpointState state = identity_;
   state.step = s;
   state.epoch = epoch;
@@ -213,11 +253,12 @@ Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
 }
 
 Status TrainLoop::evaluate(int64_t s) {
-  Result<std::vector<double>> averages =
-      p_.evaluator->run(arena_, p_.settings.evalSteps);
+  Result<std::vector<double>> averages = p_.evaluator->run(
+      arena_, p_.settings.evalSteps, place_.rank, place_.comm);
   if (!averages)
     return averages.status();
-  log_.eval(s, *averages);
+  if (log_)
+    log_->eval(s, *averages);
   lastEval_ = s;
   return Status();
 }
@@ -251,28 +292,33 @@ Status TrainLoop::runStep(int64_t s) {
   std::vector<double> sums(p_.outputs.size(), 0.0);
   for (int64_t a = 0; a < e.accumulate; ++a) {
     if (!loaded)
-      p_.data->load(global + a * e.batch, arena_);
-    p_.hypers->writeRngCounter(++counter_, arena_);
+      p_.data->load(microBatch(global, a), arena_);
+    p_.hypers->writeRngCounter(rankCounter(++counter_), arena_);
+    // The gradients are averaged over the ranks after the last micro-batch
+    // only (the all-reduces in fwd_bwd, docs/passes/data-parallel.md).
+    context_.setReducing(a + 1 == e.accumulate);
     MODELC_RETURN_IF_ERROR(arena_.launch(p_.fwdBwd));
     // While the device runs this micro-batch, the host gathers the next one
     // (of this step, or the first of the next step) and sends it.
     loaded = a + 1 < e.accumulate;
     if (loaded) {
-      p_.data->load(global + (a + 1) * e.batch, arena_);
+      p_.data->load(microBatch(global, a + 1), arena_);
       MODELC_RETURN_IF_ERROR(arena_.stageInputs(p_.fwdBwd));
     } else if (prefetchAfter(s)) {
       next_.global = order_.next();
       next_.after = {order_.epoch(), order_.batchInEpoch()};
       next_.loaded = true;
-      p_.data->load(next_.global, arena_);
+      p_.data->load(microBatch(next_.global, 0), arena_);
       MODELC_RETURN_IF_ERROR(arena_.stageInputs(p_.fwdBwd));
     }
     MODELC_RETURN_IF_ERROR(arena_.finish(p_.fwdBwd));
+    MODELC_RETURN_IF_ERROR(context_.takeError());
     for (size_t i = 0; i < sums.size(); ++i)
       sums[i] += arena_.readScalar(*p_.outputs[i]);
   }
   for (double &v : sums)
     v /= double(e.accumulate);
+  MODELC_RETURN_IF_ERROR(agree(sums, s));
   if (!std::isfinite(sums[0]))
     return diverged(s, sums[0]);
   // The update's outputs (lr, grad norm) are read only on logged steps;
@@ -315,7 +361,8 @@ Status TrainLoop::runStep(int64_t s) {
     int64_t tokens = p_.data->tokensPerSample();
     double units = double(samplesSinceLog_) * double(tokens ? tokens : 1);
     r.throughput = trainSeconds_ > 0 ? units / trainSeconds_ : 0;
-    log_.step(r);
+    if (log_)
+      log_->step(r);
     trainSeconds_ = 0;
     samplesSinceLog_ = 0;
   }
@@ -339,9 +386,35 @@ Status TrainLoop::runStep(int64_t s) {
   return Status();
 }
 
+Status TrainLoop::agree(std::vector<double> &averages, int64_t s) {
+  int signal = SignalGuard::pending();
+  bool timeUp = place_.leader() && s < p_.totalSteps && timeIsUp();
+  if (!place_.comm || place_.ranks == 1) {
+    stopSignal_ = signal;
+    timeUp_ = timeUp;
+    return Status();
+  }
+  std::vector<double> shared = averages;
+  shared.push_back(signal == SIGTERM);
+  shared.push_back(signal == SIGINT);
+  shared.push_back(timeUp);
+  MODELC_RETURN_IF_ERROR(
+      place_.comm->allReduceSum(shared.data(), shared.size()));
+  for (size_t i = 0; i < averages.size(); ++i)
+    averages[i] = shared[i] / double(place_.ranks);
+  size_t flags = averages.size();
+  stopSignal_ = shared[flags] > 0 ? SIGTERM : shared[flags + 1] > 0 ? SIGINT : 0;
+  timeUp_ = shared[flags + 2] > 0;
+  return Status();
+}
+
 Status TrainLoop::diverged(int64_t s, double loss) {
   std::string msg =
       fmt::format("training diverged at step {}: the loss is {}", s, loss);
+  // Every rank sees the same loss; rank 0 speaks for them and sets the
+  // checkpoint aside.
+  if (!place_.leader())
+    return Status::error(msg, kExitDiverged);
   std::string lower = fmt::format("--set lr={:g}", p_.settings.lr / 10);
   const std::string &dir = p_.checkpoint.dir;
   if (dir.empty())
@@ -375,7 +448,8 @@ Status TrainLoop::diverged(int64_t s, double loss) {
 }
 
 Status TrainLoop::stopAfter(int64_t s, const std::string &why, int exitCode) {
-  log_.finish();
+  if (log_)
+    log_->finish();
   if (p_.checkpoint.dir.empty())
     return Status::error(fmt::format("{} after step {}; no checkpoint "
                                      "directory, nothing saved",
@@ -400,7 +474,9 @@ Status TrainLoop::stopAfter(int64_t s, const std::string &why, int exitCode) {
 }
 
 Status TrainLoop::checkLog(int64_t s) {
-  const Status &logged = log_.fileStatus();
+  if (!log_)
+    return Status();
+  const Status &logged = log_->fileStatus();
   if (logged.ok() || logWarned_)
     return Status();
   if (cl_.logErrorsWarn) {
@@ -414,11 +490,10 @@ Status TrainLoop::checkLog(int64_t s) {
 }
 
 Result<LoopEnd> TrainLoop::run() {
-  SignalGuard signals;
   for (int64_t s = step_ + 1; s <= p_.totalSteps; ++s) {
     MODELC_RETURN_IF_ERROR(runStep(s));
     step_ = s;
-    if (int sig = SignalGuard::pending()) {
+    if (int sig = stopSignal_) {
       SignalGuard::acknowledge();
       return stopAfter(s,
                        fmt::format("stopped by {}",
@@ -426,7 +501,7 @@ Result<LoopEnd> TrainLoop::run() {
                        128 + sig);
     }
     MODELC_RETURN_IF_ERROR(checkLog(s));
-    if (s < p_.totalSteps && timeIsUp()) {
+    if (timeUp_) {
       Status stopped = stopAfter(s, "time limit " + cl_.timeLimitText + " reached", 0);
       if (stopped.exitCode() != 0)
         return stopped;
@@ -435,7 +510,8 @@ Result<LoopEnd> TrainLoop::run() {
   }
   if (p_.evaluator && lastEval_ != p_.totalSteps)
     MODELC_RETURN_IF_ERROR(evaluate(p_.totalSteps));
-  log_.finish();
+  if (log_)
+    log_->finish();
   MODELC_RETURN_IF_ERROR(checkLog(p_.totalSteps));
   return LoopEnd();
 }
@@ -480,6 +556,116 @@ Status keepResults(TrainLoop &loop, const TrainPlan &plan,
   return Status::error(msg, kExitUsage);
 }
 
+
+/// What every rank of a run shares: resolved once, read-only.
+struct RunShared {
+  const Manifest &m;
+  const CommandLine &cl;
+  const TrainPlan &plan;
+  const CheckpointState &identity;
+  const DeviceChoice &device;
+  Clock::time_point started;
+};
+
+/// One rank's training: its arena, initialised alike on every rank (the
+/// same seed), the loop, and on rank 0 the log, the banner and what is
+/// kept at the end.
+Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io) {
+  const Manifest &m = run.m;
+  const CommandLine &cl = run.cl;
+  const TrainPlan &plan = run.plan;
+  Result<Arena> arena = Arena::allocate(m.arenaBytes);
+  if (!arena)
+    return arena.status();
+  MODELC_RETURN_IF_ERROR(initializeParameters(m, plan.settings.seed, *arena));
+  if (!cl.init.empty())
+    MODELC_RETURN_IF_ERROR(
+        loadTensors(cl.init, plan.tensors.params, *arena, "parameters"));
+  bool resuming = !plan.checkpoint.resumeFrom.empty();
+  std::optional<RunLog> log;
+  if (place.leader()) {
+    Result<RunLog> opened =
+        RunLog::open(io, cl.log, resuming, plan.totalSteps, plan.entry->outputs,
+                     plan.data->tokensPerSample() > 0);
+    if (!opened)
+      return opened.status();
+    log.emplace(opened.take());
+  }
+  TrainLoop loop(plan, cl, run.identity, *arena, log ? &*log : nullptr, io,
+                 run.started, place);
+  if (resuming)
+    MODELC_RETURN_IF_ERROR(loop.resume());
+  MODELC_RETURN_IF_ERROR(useDevice(run.device, m, *arena, io));
+  if (place.leader())
+    printBanner(m, plan, cl, *arena, io);
+  Result<LoopEnd> end = loop.run();
+  if (!end)
+    return end.status();
+  if (!place.leader())
+    return Status();
+  if (!end->finished) {
+    io.err << end->note
+           << (cl.save.empty() ? "" : "; --save is written when the run ends")
+           << "\n";
+    return log->close();
+  }
+  MODELC_RETURN_IF_ERROR(keepResults(loop, plan, cl, *arena, io));
+  Status logClosed = log->close();
+  if (!logClosed.ok() && !cl.logErrorsWarn)
+    return logClosed;
+  return Status();
+}
+
+/// `--cpu --ranks R`: R ranks as threads of this process, joined over
+/// Gloo's TCP transport on loopback through a rendezvous in memory. The
+/// error of the rank that failed first is the run's (the others' are
+/// usually their collectives failing after it).
+Status trainThreadRanks(const RunShared &run, ProgramIO &io) {
+  int ranks = int(run.cl.ranks);
+  dist::LocalStore store;
+  std::vector<Status> results(static_cast<size_t>(ranks));
+  std::vector<int> failedAt(static_cast<size_t>(ranks), 0);
+  std::atomic<int> failures{0};
+  std::ostringstream quiet;
+  ProgramIO silent{quiet, quiet, false};
+  auto timeout = std::chrono::milliseconds(
+      int64_t(run.cl.timeoutSeconds * 1000));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      Status status;
+      Result<std::unique_ptr<dist::GlooCommunicator>> comm =
+          dist::GlooCommunicator::connect(store.callbacks(), r, ranks,
+                                          "127.0.0.1", timeout);
+      if (!comm)
+        status = comm.status();
+      else
+        status = trainRank(run, {r, ranks, comm->get()}, r == 0 ? io : silent);
+      if (!status.ok())
+        failedAt[size_t(r)] = ++failures;
+      results[size_t(r)] = std::move(status);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  int first = -1;
+  for (int r = 0; r < ranks; ++r)
+    if (failedAt[size_t(r)] &&
+        (first < 0 || failedAt[size_t(r)] < failedAt[size_t(first)]))
+      first = r;
+  if (first < 0)
+    return Status();
+  const Status &failed = results[size_t(first)];
+  // The ranks that stop together (a divergence, a signal) fail alike: rank
+  // 0's message is the one that says what was kept. Otherwise the first
+  // failure is the cause, named by its rank.
+  if (first == 0 || (!results[0].ok() &&
+                     results[0].exitCode() == failed.exitCode()))
+    return results[0];
+  return Status::error(fmt::format("rank {} of {}: {}", first, ranks,
+                                   failed.message()),
+                       failed.exitCode());
+}
+
 } // namespace
 
 Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
@@ -492,38 +678,12 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
     return plan.status();
   CheckpointState identity = runIdentity(*plan, m.sourceHash);
   MODELC_RETURN_IF_ERROR(preflightTraining(*plan, cl, identity, io));
-  Result<Arena> arena = Arena::allocate(m.arenaBytes);
-  if (!arena)
-    return arena.status();
-  MODELC_RETURN_IF_ERROR(initializeParameters(m, plan->settings.seed, *arena));
-  if (!cl.init.empty())
-    MODELC_RETURN_IF_ERROR(
-        loadTensors(cl.init, plan->tensors.params, *arena, "parameters"));
-  bool resuming = !plan->checkpoint.resumeFrom.empty();
-  Result<RunLog> log =
-      RunLog::open(io, cl.log, resuming, plan->totalSteps, plan->entry->outputs,
-                   plan->data->tokensPerSample() > 0);
-  if (!log)
-    return log.status();
-  TrainLoop loop(*plan, cl, identity, *arena, *log, io, started);
-  if (resuming)
-    MODELC_RETURN_IF_ERROR(loop.resume());
-  MODELC_RETURN_IF_ERROR(useDevice(*device, m, *arena, io));
-  printBanner(m, *plan, cl, *arena, io);
-  Result<LoopEnd> end = loop.run();
-  if (!end)
-    return end.status();
-  if (!end->finished) {
-    io.err << end->note
-           << (cl.save.empty() ? "" : "; --save is written when the run ends")
-           << "\n";
-    return log->close();
-  }
-  MODELC_RETURN_IF_ERROR(keepResults(loop, *plan, cl, *arena, io));
-  Status logClosed = log->close();
-  if (!logClosed.ok() && !cl.logErrorsWarn)
-    return logClosed;
-  return Status();
+  // One guard for the process: every rank reads its signal.
+  SignalGuard signals;
+  RunShared run{m, cl, *plan, identity, *device, started};
+  if (cl.ranks > 1)
+    return trainThreadRanks(run, io);
+  return trainRank(run, RankPlace(), io);
 }
 
 } // namespace modelc::rt

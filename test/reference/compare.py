@@ -9,8 +9,8 @@ on any mismatch (also on differing names or shapes), 2 on unreadable input.
 Loss logs may be train_ref.py's JSON ({"loss": [...], "lr": [...]}, entry i is
 step i+1) or a program's --log JSONL (one {"step", "loss", "lr", ...} per logged
 step). Every step of the shorter log must be in the other; the values compared
-are "loss" and, when both have them, "lr" and f16's "loss_scale" and
-"skipped_steps", indexed by step. The last two must be equal exactly: both
+are "loss" and, when both have them, "lr", f16's "loss_scale" and
+"skipped_steps" and the eval records' loss ("eval_loss"), indexed by step. The last two must be equal exactly: both
 runs must skip the same steps at the same scales.
 """
 import argparse
@@ -21,7 +21,7 @@ import numpy as np
 
 import safetensors_np
 
-SERIES = ("loss", "lr", "loss_scale", "skipped_steps")
+SERIES = ("loss", "lr", "loss_scale", "skipped_steps", "eval_loss")
 EXACT = ("loss_scale", "skipped_steps")
 
 
@@ -62,9 +62,11 @@ def load_log(path):
             step = record["step"]
         except (json.JSONDecodeError, KeyError, TypeError):
             raise ValueError(f"{path}:{number}: neither train_ref JSON nor a JSONL log with 'step'") from None
-        for key in series:
-            if key in record:
-                series[key][step] = record[key]
+        # An eval record ({"eval": true}) has its own series, eval_loss.
+        for key in SERIES:
+            name = "eval_" + key if record.get("eval") else key
+            if key in record and name in series:
+                series[name][step] = record[key]
     return {key: values for key, values in series.items() if values}
 
 

@@ -100,7 +100,12 @@ TEST_F(DriverUsage, DevicesThisBuildDoesNotHave) {
   expectUsage({"--gpus", "0"},
               "this program was built without the CUDA target");
   expectUsage({"--cpu", "--gpus", "0"}, "--cpu and --gpus");
-  expectUsage({"--cpu", "--ranks", "2"}, "--ranks 2");
+  // CPU ranks are for train, and not with --gpus.
+  expectUsage({"eval", "--cpu", "--ranks", "2", "--weights", "w"},
+              "--ranks 2: only train runs data-parallel ranks");
+  expectUsage({"--ranks", "2", "--gpus", "1"}, "--ranks 2 and --gpus");
+  expectUsage({"--cpu", "--ranks", "2", "--timeout", "soon"},
+              "--timeout soon: expected a duration");
   options.targets = {"cuda"};
   options.withGpu = true;
   expectUsage({"--cpu"}, "this program was built without the CPU target");
@@ -121,6 +126,10 @@ protected:
     DriverUsage::TearDown();
   }
 };
+
+TEST_F(DriverWithoutGpu, CpuRanksNeedCpu) {
+  expectUsage({"--ranks", "2"}, "--ranks 2: CPU ranks need --cpu");
+}
 
 TEST_F(DriverWithoutGpu, GpusIsAUsageError) {
   expectUsage({"--gpus", "1"}, "--gpus 1: no CUDA driver");
