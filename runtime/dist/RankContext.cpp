@@ -36,6 +36,8 @@ void RankContext::add(double *data, int64_t count) {
 }
 
 template <typename T> Status RankContext::reduce(Pending<T> &pending) {
+  if (pending.buffers.empty())
+    return Status();
   // The bucket's buffers packed into one run, reduced by one collective,
   // averaged and unpacked: every rank gets the same bits.
   size_t total = 0;
