@@ -13,7 +13,8 @@ thread_local RankContext *currentContext = nullptr;
 } // namespace
 
 RankContext::RankContext(Communicator *comm)
-    : comm_(comm), previous_(currentContext) {
+    : comm_(comm), previous_(currentContext),
+      divisor_(comm ? double(comm->size()) : 1.0) {
   currentContext = this;
 }
 
@@ -49,17 +50,20 @@ template <typename T> Status RankContext::reduce(Pending<T> &pending) {
     std::memcpy(packed, data, size_t(count) * sizeof(T));
     packed += count;
   }
-  MODELC_RETURN_IF_ERROR(comm_->allReduceSum(pending.staging.data(), total));
-  T ranks = T(comm_->size());
+  if (comm_ && comm_->size() > 1)
+    MODELC_RETURN_IF_ERROR(
+        comm_->allReduceSum(pending.staging.data(), total));
+  T divisor = T(divisor_);
   const T *mean = pending.staging.data();
   for (auto &[data, count] : pending.buffers)
     for (int64_t i = 0; i < count; ++i)
-      data[i] = *mean++ / ranks;
+      data[i] = *mean++ / divisor;
   return Status();
 }
 
 void RankContext::reduceBucket(int64_t bucket) {
-  if (reducing_ && comm_ && comm_->size() > 1 && error_.ok()) {
+  bool several = comm_ && comm_->size() > 1;
+  if (reducing_ && (several || divisor_ != 1) && error_.ok()) {
     Status done = reduce(f32_);
     if (done.ok())
       done = reduce(f64_);

@@ -28,6 +28,13 @@ public:
   /// fwd_bwd of a step's last micro-batch.
   void setReducing(bool reducing) { reducing_ = reducing; }
 
+  /// What a bucket's sum over the ranks is divided by: the rank count
+  /// (the default), or on a run that changed its accumulation the
+  /// micro-batches per step over those the program was compiled for
+  /// (fwd_bwd scales each micro-batch's gradient by 1/accumulate of its
+  /// entry). With one rank and a divisor of 1 nothing is done.
+  void setDivisor(double divisor) { divisor_ = divisor; }
+
   /// The first collective error since the last call, which clears it. A
   /// collective that failed leaves its buffers as they were and later
   /// buckets are skipped, so the caller must check after each launch.
@@ -48,6 +55,7 @@ private:
   Communicator *comm_;
   RankContext *previous_;
   bool reducing_ = false;
+  double divisor_;
   Status error_;
   Pending<float> f32_;
   Pending<double> f64_;

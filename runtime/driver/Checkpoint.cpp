@@ -103,6 +103,8 @@ std::string stateJson(const CheckpointState &s) {
   j["growth_tracker"] = s.growthTracker;
   j["skipped_steps"] = s.skippedSteps;
   j["precision"] = s.precision;
+  j["ranks"] = s.ranks;
+  j["accumulate"] = s.accumulate;
   j["source_hash"] = s.sourceHash;
   j["entry"] = s.entry;
   j["total_steps"] = s.totalSteps;
@@ -397,6 +399,12 @@ Result<CheckpointState> parseCheckpointState(const std::string &text,
           integerField<int64_t>(j, "skipped_steps", 0, s.step, path);
     if (j.contains("precision"))
       s.precision = j.at("precision").get<std::string>();
+    // Older checkpoints: one rank, the entry's accumulation (0).
+    if (j.contains("ranks"))
+      s.ranks = integerField<int64_t>(j, "ranks", 1, kMaxCount, path);
+    if (j.contains("accumulate"))
+      s.accumulate =
+          integerField<int64_t>(j, "accumulate", 0, kMaxCount, path);
     s.sourceHash = j.at("source_hash").get<std::string>();
     s.entry = j.at("entry").get<std::string>();
     if (j.contains("params_finite"))

@@ -26,6 +26,11 @@ struct CheckpointState {
   int64_t growthTracker = 0;
   int64_t skippedSteps = 0;
   std::string precision; // the entry's; "" in older checkpoints
+  /// The data-parallel ranks and the micro-batches each took per step: a
+  /// run resumed on another rank count keeps ranks x accumulate (the global
+  /// batch). 1 and 0 (= the entry's) in older checkpoints.
+  int64_t ranks = 1;
+  int64_t accumulate = 0;
   std::string sourceHash;
   std::string entry;
   int64_t totalSteps = 0;

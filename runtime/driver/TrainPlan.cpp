@@ -65,6 +65,44 @@ Status resolveCheckpoints(const TrainInfo &e, const CommandLine &cl,
   return Status();
 }
 
+/// The micro-batches per rank and step: the entry's; resuming a checkpoint
+/// of another rank count, the count that keeps its global batch (ranks x
+/// accumulate micro-batches of `batch`), which must split evenly over the
+/// ranks now asked for (8 x 1 -> 4 x 2 -> 1 x 8, as torchrun users expect
+/// of a fixed global batch).
+Status resolveAccumulation(const TrainInfo &e, const CommandLine &cl,
+                           TrainPlan &p) {
+  p.accumulate = e.accumulate;
+  if (p.checkpoint.resumeFrom.empty())
+    return Status();
+  Result<CheckpointState> state = readCheckpointState(p.checkpoint.resumeFrom);
+  if (!state)
+    return state.status();
+  int64_t accumulate = state->accumulate > 0 ? state->accumulate : e.accumulate;
+  if (state->ranks == cl.ranks) {
+    p.accumulate = accumulate;
+    return Status();
+  }
+  int64_t microBatches = state->ranks * accumulate;
+  if (microBatches % cl.ranks != 0)
+    return Status::error(fmt::format(
+        "--resume {}: that run took {} ranks x accumulate {} micro-batches of "
+        "{} per step; {} ranks cannot split its {} evenly, so the global "
+        "batch would change; resume on a rank count that divides {}",
+        p.checkpoint.resumeFrom, state->ranks, accumulate, e.batch, cl.ranks,
+        microBatches, microBatches));
+  p.accumulate = microBatches / cl.ranks;
+  auto ranks = [](int64_t n) {
+    return fmt::format("{} rank{}", n, n == 1 ? "" : "s");
+  };
+  p.rescaled = fmt::format(
+      "the checkpoint's run took {} x accumulate {}; {} x accumulate {} "
+      "keep its global batch of {}",
+      ranks(state->ranks), accumulate, ranks(cl.ranks), p.accumulate,
+      e.batch * microBatches);
+  return Status();
+}
+
 Status bindFunctionsAndOutputs(const Manifest &m, TrainPlan &p) {
   const std::string &name = p.entry->name;
   p.fwdBwd = m.function(FunctionKind::FwdBwd, name);
@@ -123,7 +161,9 @@ Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
     return data.status();
   p.data.emplace(data.take());
 
-  p.globalBatch = e.batch * e.accumulate * cl.ranks;
+  MODELC_RETURN_IF_ERROR(resolveCheckpoints(e, cl, p.settings, p.checkpoint));
+  MODELC_RETURN_IF_ERROR(resolveAccumulation(e, cl, p));
+  p.globalBatch = e.batch * p.accumulate * cl.ranks;
   p.stepsPerEpoch = BatchOrder(p.data->numSamples(), p.globalBatch,
                                p.settings.shuffle, p.settings.seed)
                         .batchesPerEpoch();
@@ -131,7 +171,7 @@ Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
     return Status::error(fmt::format(
         "data set '{}' has {} samples, fewer than one step's batch {} x "
         "accumulate {} x ranks {} = {}",
-        p.data->name(), p.data->numSamples(), e.batch, e.accumulate, cl.ranks,
+        p.data->name(), p.data->numSamples(), e.batch, p.accumulate, cl.ranks,
         p.globalBatch));
   Result<int64_t> total = runLength(e, cl, p.stepsPerEpoch);
   if (!total)
@@ -155,7 +195,6 @@ Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
     return Status::error("--eval-data: train entry '" + e.name +
                          "' has no eval");
   }
-  MODELC_RETURN_IF_ERROR(resolveCheckpoints(e, cl, p.settings, p.checkpoint));
   p.tensors = {parameterBuffers(m), stateBuffers(m, e.name)};
   return p;
 }

@@ -31,6 +31,11 @@ struct TrainPlan {
   const BufferInfo *gradNorm = nullptr;
   const BufferInfo *foundInf = nullptr; // f16: update's inf/NaN verdict
   int64_t globalBatch = 0; // batch × accumulate × ranks
+  /// The micro-batches each rank takes per step: the entry's, or on a run
+  /// resumed on another rank count what keeps the checkpoint's global
+  /// batch; `rescaled` then says so for the banner.
+  int64_t accumulate = 1;
+  std::string rescaled;
   int64_t stepsPerEpoch = 0;
   int64_t totalSteps = 0;
   CheckpointConfig checkpoint;

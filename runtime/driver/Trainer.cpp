@@ -43,7 +43,7 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
                         m.sourceHash.substr(0, 12));
   io.err << fmt::format("train {}: {}, batch {} x accumulate {} x ranks {}, "
                         "{} steps ({} per epoch of {} samples)\n",
-                        e.name, deviceText(arena), e.batch, e.accumulate,
+                        e.name, deviceText(arena), e.batch, p.accumulate,
                         cl.ranks, p.totalSteps, p.stepsPerEpoch,
                         p.data->numSamples());
   std::string precision = "precision " + e.precision;
@@ -64,7 +64,8 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
                           formatCount(m.parameterCount()),
                           formatBytes(m.arenaBytes));
   if (!p.checkpoint.resumeFrom.empty())
-    io.err << "resuming from " << p.checkpoint.resumeFrom << "\n";
+    io.err << "resuming from " << p.checkpoint.resumeFrom
+           << (p.rescaled.empty() ? "" : ": " + p.rescaled) << "\n";
 }
 
 /// How the loop ended without an error: the run is complete, or it
@@ -88,6 +89,11 @@ public:
                plan.settings.seed) {
     if (plan.settings.gradScaler)
       scaler_.emplace(*plan.settings.gradScaler);
+    // The program scales each micro-batch's gradient by 1/accumulate of its
+    // entry; the buckets' sums over the ranks become the mean over all of
+    // the step's micro-batches.
+    context_.setDivisor(double(plan.accumulate * place.ranks) /
+                        double(plan.entry->accumulate));
   }
 
   Status resume() {
@@ -236,6 +242,8 @@ Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
   state.batchInEpoch = batchInEpoch;
   state.rngCounter = counter;
   state.precision = p_.entry->precision;
+  state.ranks = place_.ranks;
+  state.accumulate = p_.accumulate;
   state.skippedSteps = skippedSteps_;
   if (scaler_) {
     state.lossScale = scaler_->scale();
@@ -290,17 +298,17 @@ Status TrainLoop::runStep(int64_t s) {
   p_.hypers->write(
       {s, p_.totalSteps, counter_, s - skippedSteps_, lossScale}, arena_);
   std::vector<double> sums(p_.outputs.size(), 0.0);
-  for (int64_t a = 0; a < e.accumulate; ++a) {
+  for (int64_t a = 0; a < p_.accumulate; ++a) {
     if (!loaded)
       p_.data->load(microBatch(global, a), arena_);
     p_.hypers->writeRngCounter(rankCounter(++counter_), arena_);
     // The gradients are averaged over the ranks after the last micro-batch
     // only (the all-reduces in fwd_bwd, docs/passes/data-parallel.md).
-    context_.setReducing(a + 1 == e.accumulate);
+    context_.setReducing(a + 1 == p_.accumulate);
     MODELC_RETURN_IF_ERROR(arena_.launch(p_.fwdBwd));
     // While the device runs this micro-batch, the host gathers the next one
     // (of this step, or the first of the next step) and sends it.
-    loaded = a + 1 < e.accumulate;
+    loaded = a + 1 < p_.accumulate;
     if (loaded) {
       p_.data->load(microBatch(global, a + 1), arena_);
       MODELC_RETURN_IF_ERROR(arena_.stageInputs(p_.fwdBwd));
@@ -317,7 +325,7 @@ Status TrainLoop::runStep(int64_t s) {
       sums[i] += arena_.readScalar(*p_.outputs[i]);
   }
   for (double &v : sums)
-    v /= double(e.accumulate);
+    v /= double(p_.accumulate);
   MODELC_RETURN_IF_ERROR(agree(sums, s));
   if (!std::isfinite(sums[0]))
     return diverged(s, sums[0]);

@@ -97,6 +97,31 @@ TEST(DistRankContext, OneRankOrNoCommunicatorIsTheIdentity) {
   EXPECT_TRUE(one.counts.empty());
 }
 
+// A run resumed on fewer ranks with more micro-batches: fwd_bwd still
+// scales each by 1/(its entry's accumulate), so the divisor is the rank
+// count that run had; with one rank the bucket is divided alone.
+TEST(DistRankContext, TheDivisorOfARescaledRun) {
+  RankContext context(nullptr);
+  context.setDivisor(4);
+  std::vector<float> g = {4, 8};
+  modelc_all_reduce_add_f32(g.data(), 2);
+  modelc_all_reduce_bucket(0);
+  EXPECT_EQ(g, (std::vector<float>{4, 8})); // not the last micro-batch
+  context.setReducing(true);
+  modelc_all_reduce_add_f32(g.data(), 2);
+  modelc_all_reduce_bucket(0);
+  EXPECT_EQ(g, (std::vector<float>{1, 2}));
+
+  FakeComm two(2);
+  RankContext onTwo(&two);
+  onTwo.setReducing(true);
+  onTwo.setDivisor(4);
+  std::vector<double> d = {7};
+  modelc_all_reduce_add_f64(d.data(), 1);
+  modelc_all_reduce_bucket(0);
+  EXPECT_EQ(d[0], 2.0); // (7 + 1) / 4
+}
+
 TEST(DistRankContext, AFailedCollectiveIsKeptAndSkipsLaterBuckets) {
   FakeComm comm(2);
   RankContext context(&comm);
