@@ -48,6 +48,19 @@ unit_on_gpu() {
 }
 check unit_on_gpu
 
+# Issue 15: the runtime's NCCL communicator on the machine's GPUs (a thread
+# per GPU, real libnccl.so.2). The device image may have no NCCL (it is too
+# large to carry): then the case skips, which is reported, not a failure.
+step "NCCL on the GPUs (DistNcclGpu.*)"
+nccl_on_gpu() {
+  local log; log=$(timeout 120 env LD_LIBRARY_PATH=$G/unit/lib \
+    $G/unit/runtime-unittests --gtest_filter='DistNcclGpu.*' 2>&1)
+  local rc=$?
+  echo "$log" | grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|Failure|error|skip|NCCL' | head -20
+  [ $rc -eq 0 ]
+}
+check nccl_on_gpu
+
 step "GPU suite: f32 training GPU vs CPU"
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/fashion_mlp_f32 --steps 50 --rtol 2e-3 "${FASHION[@]}"
 # LeNet's f32 parameters drift chaotically (test/GPU/lenet-gpu-vs-cpu.test);
