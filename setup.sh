@@ -6,7 +6,7 @@ PACKAGES=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19 libclang-rt-19-dev
   libflatbuffers-dev flatbuffers-compiler libfmt-dev nlohmann-json3-dev
   libcli11-dev zlib1g-dev libopenblas-dev gfortran libgtest-dev ninja-build cmake g++ lld
-  python3-numpy dataset-fashion-mnist ccache libgloo-dev
+  python3-numpy dataset-fashion-mnist ccache libgloo-dev libcpp-httplib-dev
 )
 
 missing=()

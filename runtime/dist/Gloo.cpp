@@ -2,15 +2,15 @@
 // rendezvous store, and the Communicator.
 #include "runtime/dist/Gloo.h"
 
+#include "runtime/dist/Rendezvous.h"
+#include "runtime/dist/Shim.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 /// The shim (runtime/dist/shim/GlooShim.cpp) as built, embedded by the
 /// build (runtime/CMakeLists.txt).
@@ -26,62 +26,24 @@ void setError(char *err, size_t size, const std::string &message) {
     std::snprintf(err, size, "%s", message.c_str());
 }
 
-/// Writes the shim to an anonymous file and dlopens it: nothing is left
-/// on disk, and libgloo.so.0 is looked up by the dynamic loader as usual.
-Result<const modelc_gloo_api *> loadShim() {
-  int fd = ::memfd_create("modelc-gloo-shim", MFD_CLOEXEC);
-  if (fd < 0)
-    return Status::error(fmt::format("cannot load Gloo for CPU ranks: "
-                                     "memfd_create failed: {}",
-                                     std::strerror(errno)),
-                         kExitInternal);
-  size_t written = 0;
-  while (written < modelc_gloo_shim_image_size) {
-    ssize_t n = ::write(fd, modelc_gloo_shim_image + written,
-                        modelc_gloo_shim_image_size - written);
-    if (n <= 0) {
-      ::close(fd);
-      return Status::error("cannot load Gloo for CPU ranks: writing "
-                           "its shim failed",
-                           kExitInternal);
-    }
-    written += size_t(n);
-  }
-  std::string path = fmt::format("/proc/self/fd/{}", fd);
-  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ::close(fd); // the mapping keeps the file alive
-  if (!handle)
-    return Status::error(
-        fmt::format("CPU ranks (--ranks, --nnodes on the CPU) use "
-                    "Gloo, which could not be loaded: {}; install it "
-                    "(Debian, Ubuntu: apt install libgloo0)",
-                    ::dlerror()));
-  auto get = reinterpret_cast<const modelc_gloo_api *(*)()>(
-      ::dlsym(handle, "modelc_gloo_get_api"));
-  const modelc_gloo_api *api = get ? get() : nullptr;
-  if (!api || api->abi_version != MODELC_GLOO_ABI_VERSION)
-    return Status::error("internal error: the embedded Gloo shim does not "
-                         "match the runtime",
-                         kExitInternal);
-  return api;
-}
-
-/// "rank 3" for the keys a rank publishes in Gloo's full-mesh rendezvous
-/// ("3", "rank_3"), else the key in quotes.
-std::string describeKey(const std::string &key) {
-  const std::string prefix = "rank_";
-  std::string number =
-      key.rfind(prefix, 0) == 0 ? key.substr(prefix.size()) : key;
-  bool digits = !number.empty() &&
-                std::all_of(number.begin(), number.end(),
-                            [](char c) { return c >= '0' && c <= '9'; });
-  return digits ? "rank " + number : "'" + key + "'";
-}
-
 } // namespace
 
 Result<const modelc_gloo_api *> loadGloo() {
-  static Result<const modelc_gloo_api *> api = loadShim();
+  static Result<const modelc_gloo_api *> api =
+      []() -> Result<const modelc_gloo_api *> {
+    Result<const void *> loaded = loadShim(
+        {modelc_gloo_shim_image, modelc_gloo_shim_image_size,
+         "modelc_gloo_get_api",
+         "CPU ranks (--ranks, --nnodes on the CPU) use Gloo", "libgloo0"});
+    if (!loaded)
+      return loaded.status();
+    auto *api = static_cast<const modelc_gloo_api *>(*loaded);
+    if (api->abi_version != MODELC_GLOO_ABI_VERSION)
+      return Status::error("internal error: the embedded Gloo shim does not "
+                           "match the runtime",
+                           kExitInternal);
+    return api;
+  }();
   return api;
 }
 
@@ -109,7 +71,7 @@ int LocalStore::wait(void *self, const char *const *keys, size_t count,
     std::vector<std::string> out;
     for (size_t i = 0; i < count; ++i)
       if (!store->values_.count(keys[i]))
-        out.push_back(describeKey(keys[i]));
+        out.push_back(describeRendezvousKey(keys[i]));
     return out;
   };
   bool ready = store->changed_.wait_for(
@@ -132,7 +94,7 @@ int LocalStore::get(void *self, const char *key,
   if (it == store->values_.end()) {
     setError(err, errSize,
              fmt::format("the rendezvous has no value for {}",
-                         describeKey(key)));
+                         describeRendezvousKey(key)));
     return -1;
   }
   sink(sinkSelf, it->second.data(), it->second.size());
@@ -151,8 +113,8 @@ GlooCommunicator::connect(const modelc_gloo_store &store, int rank, int size,
       (*api)->connect(&store, rank, size, hostname.c_str(), timeout.count(),
                       err, sizeof(err));
   if (!context)
-    return Status::error(fmt::format("rank {} of {}: {}", rank, size,
-                                     err));
+    return Status::error(fmt::format("rank {} of {}: {}", rank, size, err),
+                         kExitLostRank);
   return std::unique_ptr<GlooCommunicator>(
       new GlooCommunicator(*api, context, rank, size));
 }
@@ -160,8 +122,9 @@ GlooCommunicator::connect(const modelc_gloo_store &store, int rank, int size,
 GlooCommunicator::~GlooCommunicator() { api_->destroy(context_); }
 
 Status GlooCommunicator::failed(const char *what, const char *message) const {
-  return Status::error(fmt::format("rank {} of {}: {} failed: {}",
-                                   rank_, size_, what, message));
+  // The trainer says which rank speaks.
+  return Status::error(fmt::format("Gloo {}: {}", what, message),
+                       kExitLostRank);
 }
 
 Status GlooCommunicator::allReduceSum(float *data, size_t count) {

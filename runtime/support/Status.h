@@ -9,8 +9,15 @@
 
 namespace modelc::rt {
 
-/// Exit statuses of spec §10.
-enum ExitCode : int { kExitOk = 0, kExitInternal = 1, kExitUsage = 2, kExitDiverged = 3 };
+/// Exit statuses of spec §10, and kExitLostRank: a distributed run lost a
+/// rank (it died, stopped answering or never joined; docs/runtime/cli.md).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,
+  kExitUsage = 2,
+  kExitDiverged = 3,
+  kExitLostRank = 4
+};
 
 class [[nodiscard]] Status {
 public:
