@@ -82,6 +82,18 @@ void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw,
   t->add_option("--time-limit", cl.timeLimitText,
                 "Stop after the step under way once DURATION (90m, 1h30m, "
                 "45s) has passed, checkpoint and exit 0");
+  t->add_option("--nnodes", cl.launch.nnodes,
+                "Processes (nodes) of a distributed run (default 1, or the "
+                "launcher's WORLD_SIZE)")
+      ->check(CLI::PositiveNumber);
+  t->add_option("--node-rank", cl.launch.nodeRank,
+                "This process's place among them, from 0")
+      ->check(CLI::NonNegativeNumber);
+  t->add_option("--master", cl.launch.master,
+                "HOST:PORT where node 0 serves the rendezvous");
+  t->add_option("--ranks-per-node", cl.launch.ranksPerNode,
+                "Ranks each process runs (default: --ranks, or 1 GPU)")
+      ->check(CLI::PositiveNumber);
   t->add_option("--timeout", cl.timeoutText,
                 "How long ranks wait for each other (the rendezvous, each "
                 "collective) before the run fails naming the missing rank "

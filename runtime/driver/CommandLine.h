@@ -3,6 +3,7 @@
 // gradcheck, parsed with CLI11 into one struct.
 #pragma once
 
+#include "runtime/dist/Launch.h"
 #include "runtime/support/Status.h"
 
 #include <cstdint>
@@ -26,6 +27,10 @@ struct CommandLine {
   bool cpu = false;
   std::optional<std::string> gpus;
   int64_t ranks = 1;
+  /// train: --nnodes, --node-rank, --master, --ranks-per-node (a run of
+  /// several processes; runtime/dist/Launch.h resolves them with a
+  /// launcher's variables).
+  dist::LaunchFlags launch;
   std::vector<FieldPath> data, evalData, inputs;
   std::optional<int64_t> steps, epochs;
   std::vector<std::string> sets; // "KEY=VALUE", in order

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <limits>
 
 namespace modelc::rt {
@@ -70,8 +71,7 @@ Status resolveCheckpoints(const TrainInfo &e, const CommandLine &cl,
 /// accumulate micro-batches of `batch`), which must split evenly over the
 /// ranks now asked for (8 x 1 -> 4 x 2 -> 1 x 8, as torchrun users expect
 /// of a fixed global batch).
-Status resolveAccumulation(const TrainInfo &e, const CommandLine &cl,
-                           TrainPlan &p) {
+Status resolveAccumulation(const TrainInfo &e, TrainPlan &p) {
   p.accumulate = e.accumulate;
   if (p.checkpoint.resumeFrom.empty())
     return Status();
@@ -79,26 +79,26 @@ Status resolveAccumulation(const TrainInfo &e, const CommandLine &cl,
   if (!state)
     return state.status();
   int64_t accumulate = state->accumulate > 0 ? state->accumulate : e.accumulate;
-  if (state->ranks == cl.ranks) {
+  if (state->ranks == p.ranks) {
     p.accumulate = accumulate;
     return Status();
   }
   int64_t microBatches = state->ranks * accumulate;
-  if (microBatches % cl.ranks != 0)
+  if (microBatches % p.ranks != 0)
     return Status::error(fmt::format(
         "--resume {}: that run took {} ranks x accumulate {} micro-batches of "
         "{} per step; {} ranks cannot split its {} evenly, so the global "
         "batch would change; resume on a rank count that divides {}",
-        p.checkpoint.resumeFrom, state->ranks, accumulate, e.batch, cl.ranks,
+        p.checkpoint.resumeFrom, state->ranks, accumulate, e.batch, p.ranks,
         microBatches, microBatches));
-  p.accumulate = microBatches / cl.ranks;
+  p.accumulate = microBatches / p.ranks;
   auto ranks = [](int64_t n) {
     return fmt::format("{} rank{}", n, n == 1 ? "" : "s");
   };
   p.rescaled = fmt::format(
       "the checkpoint's run took {} x accumulate {}; {} x accumulate {} "
       "keep its global batch of {}",
-      ranks(state->ranks), accumulate, ranks(cl.ranks), p.accumulate,
+      ranks(state->ranks), accumulate, ranks(p.ranks), p.accumulate,
       e.batch * microBatches);
   return Status();
 }
@@ -144,6 +144,12 @@ Status bindFunctionsAndOutputs(const Manifest &m, TrainPlan &p) {
 
 Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
   TrainPlan p;
+  Result<dist::LaunchPlan> launch = dist::resolveLaunch(
+      cl.launch, int(cl.ranks), [](const char *name) { return std::getenv(name); });
+  if (!launch)
+    return launch.status();
+  p.launch = *launch;
+  p.ranks = p.launch.worldSize();
   Result<const TrainInfo *> entry = m.trainEntry(cl.entry);
   if (!entry)
     return entry.status();
@@ -162,8 +168,8 @@ Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
   p.data.emplace(data.take());
 
   MODELC_RETURN_IF_ERROR(resolveCheckpoints(e, cl, p.settings, p.checkpoint));
-  MODELC_RETURN_IF_ERROR(resolveAccumulation(e, cl, p));
-  p.globalBatch = e.batch * p.accumulate * cl.ranks;
+  MODELC_RETURN_IF_ERROR(resolveAccumulation(e, p));
+  p.globalBatch = e.batch * p.accumulate * p.ranks;
   p.stepsPerEpoch = BatchOrder(p.data->numSamples(), p.globalBatch,
                                p.settings.shuffle, p.settings.seed)
                         .batchesPerEpoch();
@@ -171,7 +177,7 @@ Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
     return Status::error(fmt::format(
         "data set '{}' has {} samples, fewer than one step's batch {} x "
         "accumulate {} x ranks {} = {}",
-        p.data->name(), p.data->numSamples(), e.batch, p.accumulate, cl.ranks,
+        p.data->name(), p.data->numSamples(), e.batch, p.accumulate, p.ranks,
         p.globalBatch));
   Result<int64_t> total = runLength(e, cl, p.stepsPerEpoch);
   if (!total)

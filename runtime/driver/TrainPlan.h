@@ -3,6 +3,7 @@
 // length and checkpoint configuration.
 #pragma once
 
+#include "runtime/dist/Launch.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/Evaluate.h"
 
@@ -30,6 +31,11 @@ struct TrainPlan {
   const BufferInfo *lr = nullptr;          // optional outputs of update
   const BufferInfo *gradNorm = nullptr;
   const BufferInfo *foundInf = nullptr; // f16: update's inf/NaN verdict
+  /// Where this process stands (one process unless --nnodes or a
+  /// launcher's variables say otherwise) and the run's ranks over all its
+  /// processes.
+  dist::LaunchPlan launch;
+  int64_t ranks = 1;
   int64_t globalBatch = 0; // batch × accumulate × ranks
   /// The micro-batches each rank takes per step: the entry's, or on a run
   /// resumed on another rank count what keeps the checkpoint's global

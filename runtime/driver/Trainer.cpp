@@ -4,6 +4,7 @@
 
 #include "runtime/data/BatchOrder.h"
 #include "runtime/dist/Gloo.h"
+#include "runtime/dist/Rendezvous.h"
 #include "runtime/dist/RankContext.h"
 #include "runtime/driver/Devices.h"
 #include "runtime/driver/GradScaler.h"
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -44,7 +46,7 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
   io.err << fmt::format("train {}: {}, batch {} x accumulate {} x ranks {}, "
                         "{} steps ({} per epoch of {} samples)\n",
                         e.name, deviceText(arena), e.batch, p.accumulate,
-                        cl.ranks, p.totalSteps, p.stepsPerEpoch,
+                        p.ranks, p.totalSteps, p.stepsPerEpoch,
                         p.data->numSamples());
   std::string precision = "precision " + e.precision;
   if (const std::optional<GradScalerInfo> &g = p.settings.gradScaler)
@@ -63,6 +65,13 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
     io.err << fmt::format("parameters {}, arena {} planned\n",
                           formatCount(m.parameterCount()),
                           formatBytes(m.arenaBytes));
+  const dist::LaunchPlan &l = p.launch;
+  if (l.processes > 1)
+    io.err << fmt::format("{} processes x {} rank{} ({}), rendezvous at "
+                          "{}:{}, served by node 0\n",
+                          l.processes, l.ranksPerProcess,
+                          l.ranksPerProcess == 1 ? "" : "s", l.source,
+                          l.masterHost, l.masterPort);
   if (!p.checkpoint.resumeFrom.empty())
     io.err << "resuming from " << p.checkpoint.resumeFrom
            << (p.rescaled.empty() ? "" : ": " + p.rescaled) << "\n";
@@ -231,9 +240,13 @@ private:
 
 Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
                              int64_t batchInEpoch) {
-  // Every rank holds the same state: rank 0 writes it.
+  // Every rank holds the same state: rank 0 writes it (as D/step_N,
+  // which the other ranks name in their messages).
   if (!place_.leader()) {
     lastCheckpoint_ = s;
+    lastCheckpointDir_ =
+        (std::filesystem::path(p_.checkpoint.dir) / fmt::format("step_{}", s))
+            .string();
     return Status();
   }
   CheckpointState state = identity_;
@@ -624,54 +637,133 @@ Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io) {
   return Status();
 }
 
-/// `--cpu --ranks R`: R ranks as threads of this process, joined over
-/// Gloo's TCP transport on loopback through a rendezvous in memory. The
-/// error of the rank that failed first is the run's (the others' are
-/// usually their collectives failing after it).
-Status trainThreadRanks(const RunShared &run, ProgramIO &io) {
-  int ranks = int(run.cl.ranks);
-  dist::LocalStore store;
-  std::vector<Status> results(static_cast<size_t>(ranks));
-  std::vector<int> failedAt(static_cast<size_t>(ranks), 0);
-  std::atomic<int> failures{0};
+/// The ranks this process runs, as threads: ranks [first, first + count)
+/// of `world`, joined over Gloo's TCP transport on `hostname` through
+/// `store`. The error of the rank that failed first is the process's (the
+/// others' are usually their collectives failing after it); `joined` says
+/// whether every rank here got through the rendezvous.
+Status trainLocalRanks(const RunShared &run, ProgramIO &io,
+                       const modelc_gloo_store &store,
+                       const std::string &hostname, int first, int count,
+                       int world, bool &joined) {
+  std::vector<Status> results(static_cast<size_t>(count));
+  std::vector<int> failedAt(static_cast<size_t>(count), 0);
+  std::atomic<int> failures{0}, connected{0};
   std::ostringstream quiet;
   ProgramIO silent{quiet, quiet, false};
   auto timeout = std::chrono::milliseconds(
       int64_t(run.cl.timeoutSeconds * 1000));
   std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
+  for (int i = 0; i < count; ++i)
+    threads.emplace_back([&, i] {
+      int r = first + i;
       Status status;
       Result<std::unique_ptr<dist::GlooCommunicator>> comm =
-          dist::GlooCommunicator::connect(store.callbacks(), r, ranks,
-                                          "127.0.0.1", timeout);
-      if (!comm)
+          dist::GlooCommunicator::connect(store, r, world, hostname, timeout);
+      if (!comm) {
         status = comm.status();
-      else
-        status = trainRank(run, {r, ranks, comm->get()}, r == 0 ? io : silent);
+      } else {
+        ++connected;
+        status = trainRank(run, {r, world, comm->get()}, r == 0 ? io : silent);
+      }
       if (!status.ok())
-        failedAt[size_t(r)] = ++failures;
-      results[size_t(r)] = std::move(status);
+        failedAt[size_t(i)] = ++failures;
+      results[size_t(i)] = std::move(status);
     });
   for (std::thread &t : threads)
     t.join();
-  int first = -1;
-  for (int r = 0; r < ranks; ++r)
-    if (failedAt[size_t(r)] &&
-        (first < 0 || failedAt[size_t(r)] < failedAt[size_t(first)]))
-      first = r;
-  if (first < 0)
+  joined = connected == count;
+  int firstFailed = -1;
+  for (int i = 0; i < count; ++i)
+    if (failedAt[size_t(i)] &&
+        (firstFailed < 0 ||
+         failedAt[size_t(i)] < failedAt[size_t(firstFailed)]))
+      firstFailed = i;
+  if (firstFailed < 0)
     return Status();
-  const Status &failed = results[size_t(first)];
+  const Status &failed = results[size_t(firstFailed)];
   // The ranks that stop together (a divergence, a signal) fail alike: rank
   // 0's message is the one that says what was kept. Otherwise the first
   // failure is the cause, named by its rank.
-  if (first == 0 || (!results[0].ok() &&
-                     results[0].exitCode() == failed.exitCode()))
+  if (first == 0 && (firstFailed == 0 ||
+                     (!results[0].ok() &&
+                      results[0].exitCode() == failed.exitCode())))
     return results[0];
-  return Status::error(fmt::format("rank {} of {}: {}", first, ranks,
-                                   failed.message()),
-                       failed.exitCode());
+  std::string prefix = fmt::format("rank {} of {}: ", first + firstFailed,
+                                   world);
+  if (failed.message().rfind(prefix, 0) == 0)
+    return failed;
+  return Status::error(prefix + failed.message(), failed.exitCode());
+}
+
+/// `--cpu --ranks R`: R ranks as threads of this process, joined over
+/// Gloo's TCP transport on loopback through a rendezvous in memory.
+Status trainThreadRanks(const RunShared &run, ProgramIO &io) {
+  dist::LocalStore store;
+  bool joined = false;
+  int ranks = int(run.plan.ranks);
+  return trainLocalRanks(run, io, store.callbacks(), "127.0.0.1", 0, ranks,
+                         ranks, joined);
+}
+
+/// A run of several processes (--nnodes, or a launcher's variables): node
+/// 0 serves the rendezvous store on the master's port, every process runs
+/// its ranks as threads over Gloo, with a heartbeat in the store; when a
+/// collective fails the store says which process is gone.
+Status trainProcesses(const RunShared &run, ProgramIO &io) {
+  const dist::LaunchPlan &lp = run.plan.launch;
+  auto timeout = std::chrono::milliseconds(
+      int64_t(run.cl.timeoutSeconds * 1000));
+  std::unique_ptr<dist::StoreServer> server;
+  if (lp.process == 0) {
+    // Room for a waiting request of every rank and every process's beat.
+    Result<std::unique_ptr<dist::StoreServer>> served =
+        dist::StoreServer::serve(lp.masterPort,
+                                 lp.masterHost.find(':') != std::string::npos,
+                                 2 * lp.worldSize() + lp.processes);
+    if (!served)
+      return served.status();
+    server = served.take();
+  }
+  Result<std::unique_ptr<dist::TcpStore>> store =
+      dist::TcpStore::open(lp.masterHost, lp.masterPort, timeout);
+  if (!store)
+    return store.status();
+  Result<std::string> hostname =
+      dist::localAddressToward(lp.masterHost, lp.masterPort);
+  if (!hostname)
+    return hostname.status();
+  dist::Liveness liveness(**store, lp);
+  bool joined = false;
+  Status status = trainLocalRanks(run, io, (*store)->callbacks(), *hostname,
+                                  lp.firstRank(), lp.ranksPerProcess,
+                                  lp.worldSize(), joined);
+  Status outcome = status;
+  if (!status.ok() && status.exitCode() != kExitLostRank) {
+    liveness.reportFailure(status.message());
+  } else if (!status.ok() && joined) {
+    // A collective failed: name the process that is gone, when one is.
+    std::string lost = liveness.lost();
+    // "rank 1 of 2: lost rank 0: why (what failed here); ..."
+    std::string message = status.message(), speaker;
+    size_t colon = message.find(": ");
+    if (message.rfind("rank ", 0) == 0 && colon != std::string::npos) {
+      speaker = message.substr(0, colon + 2);
+      message = message.substr(colon + 2);
+    }
+    if (!lost.empty())
+      outcome = Status::error(
+          fmt::format("{}lost {} ({}); once every node runs again, --resume "
+                      "continues from the last checkpoint",
+                      speaker, lost, message),
+          kExitLostRank);
+  }
+  // Node 0 serves the store: it stays until the others are done with it
+  // (after a failure, until they have read why, at most 10 s).
+  liveness.finish(status.ok() ? timeout
+                              : std::min(timeout, std::chrono::milliseconds(
+                                                      10000)));
+  return outcome;
 }
 
 } // namespace
@@ -685,12 +777,25 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   if (!plan)
     return plan.status();
   CheckpointState identity = runIdentity(*plan, m.sourceHash);
-  MODELC_RETURN_IF_ERROR(preflightTraining(*plan, cl, identity, io));
+  const dist::LaunchPlan &launch = plan->launch;
+  if (launch.processes > 1 && device->gpu)
+    return Status::error(fmt::format(
+        "a run of {} processes ({}) trains on CPU ranks for now: pass --cpu "
+        "(GPUs across processes, over NCCL, are not there yet)",
+        launch.processes, launch.source));
+  // Node 0 alone writes, so it alone checks where it will write.
+  if (launch.process == 0)
+    MODELC_RETURN_IF_ERROR(preflightTraining(*plan, cl, identity, io));
   // One guard for the process: every rank reads its signal.
   SignalGuard signals;
   RunShared run{m, cl, *plan, identity, *device, started};
-  if (cl.ranks > 1)
-    return trainThreadRanks(run, io);
+  if (plan->ranks > 1) {
+    // A rank that is gone closes its sockets: writing to one must be an
+    // error that names it, not a signal that kills this process.
+    std::signal(SIGPIPE, SIG_IGN);
+    return launch.processes > 1 ? trainProcesses(run, io)
+                                : trainThreadRanks(run, io);
+  }
   return trainRank(run, RankPlace(), io);
 }
 
