@@ -53,7 +53,12 @@ const std::vector<GroupSpec> &groupSpecs() {
         {"dir", KeyKind::String, 0, false, Attr("checkpoints")},
         {"keep", KeyKind::Int, 0, false, Attr(int64_t(0))}}},
       {"log", {{"every", KeyKind::Int, 1, false, Attr(int64_t(10))}}},
-      {"parallel", {{"data", KeyKind::Gpus, 0, false, Attr("gpus")}}},
+      // spec §8; zero = 1 (ZeRO-1) is refused in SemaTrain until it exists.
+      {"parallel",
+       {{"data", KeyKind::Gpus, 0, false, Attr("gpus")},
+        {"zero", KeyKind::Int, 0, false, Attr(int64_t(0))},
+        {"bucket_mb", KeyKind::Float, 0, false, Attr(25.0), 0, HUGE_VAL,
+         "positive"}}},
       // torch.amp.GradScaler's arguments, defaults and checks.
       {"grad_scaler",
        {{"init_scale", KeyKind::Float, 0, false, Attr(65536.0), 0, HUGE_VAL,

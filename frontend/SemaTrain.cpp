@@ -195,7 +195,9 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
       {"shuffle", Attr(true)},
       {"schedule", Attr(schedule)},
       {"log", Attr(AttrDict{{"every", Attr(int64_t(10))}})},
-      {"parallel", Attr(AttrDict{{"data", Attr("gpus")}})},
+      {"parallel", Attr(AttrDict{{"data", Attr("gpus")},
+                                 {"zero", Attr(int64_t(0))},
+                                 {"bucket_mb", Attr(25.0)}})},
   };
   for (const auto &[key, value] : defaults)
     if (!out.count(key))
@@ -225,6 +227,15 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
                             " ignores this block: " + why);
     out.erase("grad_scaler");
   }
+
+  // ZeRO-1 is in the spec but not built yet: refused rather than ignored.
+  const auto &parallel = std::get<AttrDict>(out["parallel"].value);
+  int64_t zero = std::get<int64_t>(parallel.at("zero").value);
+  if (zero != 0)
+    diag.error(given.count("parallel") ? given["parallel"]->loc : entry.loc,
+               es.label + ": 'parallel.zero = " + std::to_string(zero) +
+                   "': ZeRO-1 (sharded optimizer state) is not supported "
+                   "yet; use zero = 0 (every rank keeps the whole state)");
 
   // A warmup as long as the whole run leaves no room for the decay.
   auto steps = out.find("steps");

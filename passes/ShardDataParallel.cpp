@@ -5,8 +5,9 @@
 // mdl.all_reduce per bucket follows the store that finishes it: on the
 // step's last micro-batch it averages the bucket over the ranks, so a
 // bucket's communication can overlap the backward of the layers before it,
-// as torch's DistributedDataParallel does. The rank count stays a run-time
-// value. docs/passes/data-parallel.md.
+// as torch's DistributedDataParallel does. The cap is the entry's
+// `parallel { bucket_mb }` (its mdl.train settings), else the pass option.
+// The rank count stays a run-time value. docs/passes/data-parallel.md.
 #include "passes/Passes.h"
 
 #include "dialects/mdl/MdlOps.h"
@@ -64,11 +65,24 @@ struct MdlShardDataParallelPass
     for (auto func : module.getOps<func::FuncOp>()) {
       auto kind = func->getAttrOfType<StringAttr>("mdl.function");
       if (kind && kind.getValue() == "fwd_bwd" && !func.isExternal())
-        shard(func, gradients);
+        shard(func, gradients, entryBucketMb(module, func));
     }
   }
 
-  void shard(func::FuncOp func, llvm::StringMap<BufferOp> &gradients) {
+  /// The entry's `parallel { bucket_mb }` (spec §8), else the option.
+  double entryBucketMb(ModuleOp module, func::FuncOp func) {
+    auto entry = func->getAttrOfType<StringAttr>("mdl.entry");
+    auto train = entry ? module.lookupSymbol<TrainOp>(entry) : TrainOp();
+    auto parallel =
+        train ? train.getSettings().getAs<DictionaryAttr>("parallel")
+              : DictionaryAttr();
+    auto mb = parallel ? parallel.getAs<FloatAttr>("bucket_mb") : FloatAttr();
+    return mb && mb.getValueAsDouble() > 0 ? mb.getValueAsDouble()
+                                           : double(bucketMb);
+  }
+
+  void shard(func::FuncOp func, llvm::StringMap<BufferOp> &gradients,
+             double capMb) {
     Block &body = func.getBody().front();
     // Already sharded: nothing to add.
     if (!func.getOps<AllReduceOp>().empty())
@@ -97,7 +111,7 @@ struct MdlShardDataParallelPass
     // Buckets in that order, one element type each (as DDP's): each type
     // has its bucket open until the next gradient would overflow it; a
     // gradient larger than the cap is a bucket of its own.
-    uint64_t cap = uint64_t(bucketMb * 1e6);
+    uint64_t cap = uint64_t(capMb * 1e6);
     std::vector<std::vector<FinishedGradient>> buckets;
     llvm::DenseMap<Type, std::pair<std::vector<FinishedGradient>, uint64_t>>
         open;

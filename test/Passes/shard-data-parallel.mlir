@@ -2,7 +2,8 @@
 // are grouped into buckets of at most bucket-mb MB in the order the
 // backward finishes them (their last stores), and one mdl.all_reduce per
 // bucket follows the store that finishes it. Other functions, and stores
-// to buffers that are not gradients, are left alone.
+// to buffers that are not gradients, are left alone. An entry's
+// `parallel { bucket_mb }` setting wins over the option.
 // RUN: modelc-opt %s --split-input-file --verify-diagnostics --mdl-shard-data-parallel | FileCheck %s
 // RUN: modelc-opt %s --split-input-file --verify-diagnostics --mdl-shard-data-parallel=bucket-mb=0.0001 | FileCheck %s --check-prefix=SMALL
 
@@ -114,5 +115,36 @@ func.func @not_a_gradient() {
 func.func @empty() {
   // expected-error @+1 {{needs at least one buffer}}
   mdl.all_reduce [] bucket 0
+  return
+}
+
+// -----
+
+// The entry's `parallel { bucket_mb }` (its mdl.train settings) wins over
+// the option: 0.0001 MB = 100 bytes splits w1 (400 B) from b2 (16 B) under
+// either RUN line, each bucket right after its store.
+// CHECK-LABEL: func.func @E.fwd_bwd
+// CHECK: mdl.store %{{.*}}, @"grad:b2"
+// CHECK-NEXT: mdl.all_reduce [@"grad:b2"] bucket 0
+// CHECK: mdl.store %{{.*}}, @"grad:w1"
+// CHECK-NEXT: mdl.all_reduce [@"grad:w1"] bucket 1
+// SMALL-LABEL: func.func @E.fwd_bwd
+// SMALL: mdl.all_reduce [@"grad:b2"] bucket 0
+// SMALL: mdl.all_reduce [@"grad:w1"] bucket 1
+mdl.data @d {
+  mdl.field "x" : tensor<f32> = npy "x.npy"
+}
+mdl.train @E data @d outputs ["loss"] settings {batch = 2 : i64, optimizer = {kind = "sgd"}, parallel = {bucket_mb = 1.0e-04 : f64, data = "gpus", zero = 0 : i64}} {
+^bb0(%x: tensor<2xf32>):
+  %s = mdl.sum %x axes = [0] : tensor<2xf32> -> tensor<f32>
+  mdl.yield %s : tensor<f32>
+}
+mdl.buffer @"grad:w1" : tensor<10x10xf32> {entry = "", key = "w1", phase = "shared", role = "grad"}
+mdl.buffer @"grad:b2" : tensor<4xf32> {entry = "", key = "b2", phase = "shared", role = "grad"}
+func.func @E.fwd_bwd() attributes {mdl.entry = "E", mdl.function = "fwd_bwd"} {
+  %b = mdl.load @"grad:b2" : tensor<4xf32>
+  mdl.store %b, @"grad:b2" : tensor<4xf32>
+  %w = mdl.load @"grad:w1" : tensor<10x10xf32>
+  mdl.store %w, @"grad:w1" : tensor<10x10xf32>
   return
 }

@@ -243,6 +243,8 @@ train fit {
   EXPECT_EQ(get<std::string>(dict(s, "schedule"), "kind"), "constant");
   EXPECT_EQ(get<int64_t>(dict(s, "log"), "every"), 10);
   EXPECT_EQ(get<std::string>(dict(s, "parallel"), "data"), "gpus");
+  EXPECT_EQ(get<int64_t>(dict(s, "parallel"), "zero"), 0);
+  EXPECT_DOUBLE_EQ(get<double>(dict(s, "parallel"), "bucket_mb"), 25.0);
   const AttrDict &eval = dict(s, "eval");
   EXPECT_EQ(get<std::string>(eval, "data"), "held");
   EXPECT_EQ(get<int64_t>(eval, "every"), 0);
