@@ -142,15 +142,22 @@ struct MdlShardDataParallelPass
                               last(a)->isBeforeInBlock(last(b));
                      });
     OpBuilder builder(func.getContext());
+    SmallVector<int64_t> bucketBytes;
     for (auto [index, bucket] : llvm::enumerate(buckets)) {
       SmallVector<Attribute> names;
-      for (const FinishedGradient &g : bucket)
+      int64_t bytes = 0;
+      for (const FinishedGradient &g : bucket) {
         names.push_back(g.name);
+        bytes += int64_t(g.bytes);
+      }
+      bucketBytes.push_back(bytes);
       builder.setInsertionPointAfter(bucket.back().finisher);
       builder.create<AllReduceOp>(bucket.back().finisher->getLoc(),
                                   builder.getArrayAttr(names),
                                   builder.getI64IntegerAttr(int64_t(index)));
     }
+    // The buckets' sizes, in issue order, for the manifest (describe).
+    func->setAttr("mdl.gradient_buckets", builder.getI64ArrayAttr(bucketBytes));
   }
 };
 

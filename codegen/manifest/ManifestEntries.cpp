@@ -7,6 +7,7 @@
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdl/MdlOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 using namespace mlir;
@@ -162,6 +163,23 @@ writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train,
                            "(init_scale, growth_factor, backoff_factor, "
                            "growth_interval)");
 
+  // The gradient buckets of its fwd_bwd (--mdl-shard-data-parallel).
+  std::vector<uint64_t> bucketBytes;
+  auto module = train->getParentOfType<ModuleOp>();
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto entryName = func->getAttrOfType<StringAttr>("mdl.entry");
+    auto kind = func->getAttrOfType<StringAttr>("mdl.function");
+    auto buckets = func->getAttrOfType<ArrayAttr>("mdl.gradient_buckets");
+    if (entryName && kind && buckets &&
+        entryName.getValue() == train.getSymName() &&
+        kind.getValue() == "fwd_bwd")
+      for (Attribute bytes : buckets)
+        bucketBytes.push_back(cast<IntegerAttr>(bytes).getInt());
+  }
+  auto gradientBuckets = fbb.CreateVector(bucketBytes);
+  Settings parallel = settings.sub("parallel");
+  double bucketMb = parallel.getFloat("bucket_mb", 25.0);
+
   fb::TrainEntryBuilder entry(fbb);
   entry.add_name(name);
   entry.add_data(data);
@@ -187,10 +205,12 @@ writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train,
   entry.add_outputs(outputs);
   if (!scaler.IsNull())
     entry.add_grad_scaler(scaler);
+  entry.add_gradient_buckets(gradientBuckets);
+  entry.add_bucket_mb(bucketMb);
   auto offset = entry.Finish();
   for (Settings *part : {&settings, &eval, &checkpoint, &log,
                          &optimizerSettings, &scheduleSettings,
-                         &scalerSettings})
+                         &scalerSettings, &parallel})
     if (part->failed())
       return failure();
   return offset;

@@ -123,6 +123,19 @@ void describeTrain(const TrainInfo &e, std::ostream &out) {
                      e.hasGradClip ? fmt::format("{}", e.gradClip) : "off");
   out << fmt::format("  precision {}, seed {}, shuffle {}, log every {}\n",
                      e.precision, e.seed, e.shuffle, e.logEvery);
+  if (!e.gradientBuckets.empty()) {
+    std::vector<std::string> sizes;
+    uint64_t total = 0;
+    for (uint64_t bytes : e.gradientBuckets) {
+      sizes.push_back(formatBytes(bytes));
+      total += bytes;
+    }
+    out << fmt::format("  data parallel: {} gradient bucket{} of at most {:g} "
+                       "MB ({}; {} in all), all-reduced over the ranks\n",
+                       e.gradientBuckets.size(),
+                       e.gradientBuckets.size() == 1 ? "" : "s", e.bucketMb,
+                       fmt::join(sizes, ", "), formatBytes(total));
+  }
   if (const std::optional<GradScalerInfo> &g = e.gradScaler)
     out << fmt::format("  grad_scaler init_scale {:g}, growth_factor {:g}, "
                        "backoff_factor {:g}, growth_interval {}\n",
@@ -341,6 +354,8 @@ void describeJson(const Manifest &m, std::ostream &out) {
                      {"every", s.every},
                      {"gamma", s.gamma}};
     t["grad_clip"] = e.hasGradClip ? Json(e.gradClip) : Json();
+    t["gradient_buckets"] = e.gradientBuckets;
+    t["bucket_mb"] = e.bucketMb;
     if (e.gradScaler)
       t["grad_scaler"] = {{"init_scale", e.gradScaler->initScale},
                           {"growth_factor", e.gradScaler->growthFactor},

@@ -233,6 +233,9 @@ Status copyEntries(const fb::Program &p, Manifest &m) {
       e.checkpointKeep = t->checkpoint_keep();
       e.logEvery = t->log_every();
       e.outputs = strings(t->outputs());
+      if (const auto *buckets = t->gradient_buckets())
+        e.gradientBuckets.assign(buckets->begin(), buckets->end());
+      e.bucketMb = t->bucket_mb();
       if (const fb::GradScaler *g = t->grad_scaler()) {
         e.gradScaler = GradScalerInfo{g->init_scale(), g->growth_factor(),
                                       g->backoff_factor(),

@@ -97,6 +97,10 @@ struct TrainInfo {
   std::vector<std::string> outputs; // "loss", then the metrics
   /// Present exactly when the precision is f16 (dynamic loss scaling).
   std::optional<GradScalerInfo> gradScaler;
+  /// The bytes of each gradient all-reduce bucket, in issue order, and the
+  /// `parallel { bucket_mb }` that cut them (0 in older programs).
+  std::vector<uint64_t> gradientBuckets;
+  double bucketMb = 0;
 };
 
 struct InferInfo {
