@@ -300,6 +300,10 @@ std::string Liveness::lost(milliseconds patience) {
     for (int q = 0; q < plan_.processes; ++q) {
       if (q == plan_.process)
         continue;
+      // A process that finished its part stopped beating on purpose.
+      Result<std::optional<std::string>> done = store_.get(doneKey(q), kStale);
+      if (done && *done)
+        continue;
       Result<std::optional<int64_t>> age = store_.age(aliveKey(q), kStale);
       if (!age)
         return gone;

@@ -37,9 +37,11 @@ typedef struct modelc_store_server modelc_store_server;
 
 typedef struct modelc_store_api {
   int abi_version;
-  /* Serves an empty store on `port` of every IPv4 address (of every IPv6
-   * one when ipv6), with room for `clients` requests at once (a wait holds
-   * one until its keys come). Null and a message when the port is taken. */
+  /* Serves an empty store on `port` of every address (IPv6 and IPv4; IPv4
+   * alone where the machine has no IPv6, unless ipv6), with room for
+   * `clients` requests at once (a wait holds one until its keys come). Null
+   * and a message when the port is taken. Every answer carries the header
+   * X-Modelc-Store: an answer without it came from another server. */
   modelc_store_server *(*serve)(int port, int ipv6, int clients, char *err,
                                 size_t err_size);
   /* Ends the waits under way (they fail) and stops serving. */

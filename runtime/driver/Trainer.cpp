@@ -66,12 +66,14 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
                           formatCount(m.parameterCount()),
                           formatBytes(m.arenaBytes));
   const dist::LaunchPlan &l = p.launch;
+  bool ipv6 = l.masterHost.find(':') != std::string::npos;
   if (l.processes > 1)
     io.err << fmt::format("{} processes x {} rank{} ({}), rendezvous at "
-                          "{}:{}, served by node 0\n",
+                          "{}{}{}:{}, served by node 0\n",
                           l.processes, l.ranksPerProcess,
                           l.ranksPerProcess == 1 ? "" : "s", l.source,
-                          l.masterHost, l.masterPort);
+                          ipv6 ? "[" : "", l.masterHost, ipv6 ? "]" : "",
+                          l.masterPort);
   if (!p.checkpoint.resumeFrom.empty())
     io.err << "resuming from " << p.checkpoint.resumeFrom
            << (p.rescaled.empty() ? "" : ": " + p.rescaled) << "\n";

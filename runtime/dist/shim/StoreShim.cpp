@@ -4,6 +4,7 @@
 #include "runtime/dist/StoreShimABI.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <atomic>
@@ -115,8 +116,16 @@ struct modelc_store_server {
 
 namespace {
 
+/// Every answer carries it: a client that gets an answer without it has
+/// reached some other server on the port.
+constexpr const char *kMarker = "X-Modelc-Store";
+
 void defineRoutes(modelc_store_server &s) {
   Store &store = s.store;
+  s.http.set_post_routing_handler(
+      [](const httplib::Request &, httplib::Response &res) {
+        res.set_header(kMarker, "1");
+      });
   s.http.Post("/set", [&store](const httplib::Request &req,
                                httplib::Response &) {
     store.set(req.get_header_value("X-Key"), req.body);
@@ -165,11 +174,17 @@ modelc_store_server *serve(int port, int ipv6, int clients, char *err,
   // default SO_REUSEPORT, with which a second run on the same port would
   // share it silently instead of being refused.
   server->http.set_socket_options([](int sock) {
-    int yes = 1;
+    int yes = 1, no = 0;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    // Dual stack where the socket is IPv6 (fails harmlessly on IPv4).
+    ::setsockopt(sock, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof(no));
   });
   defineRoutes(*server);
-  if (!server->http.bind_to_port(ipv6 ? "::" : "0.0.0.0", port)) {
+  // "::" takes IPv4 too (httplib clears IPV6_V6ONLY); a machine without
+  // IPv6 gets 0.0.0.0.
+  bool bound = server->http.bind_to_port("::", port) ||
+               (!ipv6 && server->http.bind_to_port("0.0.0.0", port));
+  if (!bound) {
     setError(err, errSize,
              "cannot serve the rendezvous on port " + std::to_string(port) +
                  ": it is in use or not allowed (is another run using it? "
@@ -184,6 +199,13 @@ modelc_store_server *serve(int port, int ipv6, int clients, char *err,
   // Until it runs, stop() would not stop it.
   while (!s->http.is_running() && !s->ended)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (s->ended) {
+    s->thread.join();
+    setError(err, errSize,
+             "cannot serve the rendezvous on port " + std::to_string(port) +
+                 ": the server stopped at once");
+    return nullptr;
+  }
   return server.release();
 }
 
@@ -218,6 +240,15 @@ int outcome(const httplib::Result &res, const char *host, int port,
                  ")");
     return MODELC_STORE_NO_ANSWER;
   }
+  if (!res->has_header(kMarker)) {
+    setError(err, errSize,
+             "the server at " + std::string(host) + ":" +
+                 std::to_string(port) +
+                 " is not a modelc rendezvous (it answered " +
+                 std::to_string(res->status) +
+                 "): is --master the port of node 0 of this run?");
+    return MODELC_STORE_FAILED;
+  }
   if (res->status == 200)
     return MODELC_STORE_OK;
   if (res->status == 404) {
@@ -248,8 +279,8 @@ int wait(const char *host, int port, const char *const *keys, size_t count,
   for (size_t i = 0; i < count; ++i)
     body += std::string(keys[i]) + "\n";
   // The connection is quick or not there: a few seconds, then the wait.
-  httplib::Client c = client(host, port, std::min<int64_t>(waitMs, 5000) + 1,
-                             waitMs + 5000);
+  httplib::Client c =
+      client(host, port, std::clamp<int64_t>(waitMs, 1000, 5000), waitMs + 5000);
   httplib::Result res =
       c.Post("/wait", {{"X-Wait-Ms", std::to_string(waitMs)}}, body,
              "text/plain");

@@ -4,7 +4,8 @@
 // starts before the master waits for it; a rank missing from the
 // rendezvous and a master that never answers are named after the timeout;
 // a process whose heartbeat stops, or that reports a failure, is named by
-// Liveness::lost; a port in use is refused with a hint.
+// Liveness::lost; a port in use is refused with a hint, and another server
+// on the port is named as such.
 #include "runtime/dist/Gloo.h"
 #include "runtime/dist/Rendezvous.h"
 
@@ -186,6 +187,38 @@ TEST(DistRendezvous, APortInUseIsRefused) {
                                            std::to_string(port)),
             std::string::npos)
       << second.status().message();
+}
+
+TEST(DistRendezvous, AnotherServerOnThePortIsNamed) {
+  // A server that answers every request 404 without the store's marker.
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr *>(&address), length),
+            0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr *>(&address),
+                          &length),
+            0);
+  int port = ntohs(address.sin_port);
+  std::thread other([listener] {
+    int fd = ::accept(listener, nullptr, nullptr);
+    char request[4096];
+    (void)!::read(fd, request, sizeof(request));
+    const char reply[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n"
+                         "Connection: close\r\n\r\n";
+    (void)!::write(fd, reply, sizeof(reply) - 1);
+    ::close(fd);
+  });
+  auto store = open(port, milliseconds(2000));
+  Status s = store->set("k", "v", milliseconds(2000));
+  other.join();
+  ::close(listener);
+  EXPECT_EQ(s.message(), "the server at 127.0.0.1:" + std::to_string(port) +
+                             " is not a modelc rendezvous (it answered 404): "
+                             "is --master the port of node 0 of this run?");
 }
 
 TEST(DistRendezvous, LocalAddressTowardLoopback) {
