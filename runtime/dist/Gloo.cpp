@@ -29,22 +29,14 @@ void setError(char *err, size_t size, const std::string &message) {
 } // namespace
 
 Result<const modelc_gloo_api *> loadGloo() {
-  static Result<const modelc_gloo_api *> api =
-      []() -> Result<const modelc_gloo_api *> {
-    Result<const void *> loaded = loadShim(
-        {modelc_gloo_shim_image, modelc_gloo_shim_image_size,
-         "modelc_gloo_get_api",
-         "CPU ranks (--ranks, --nnodes on the CPU) use Gloo", "libgloo0"});
-    if (!loaded)
-      return loaded.status();
-    auto *api = static_cast<const modelc_gloo_api *>(*loaded);
-    if (api->abi_version != MODELC_GLOO_ABI_VERSION)
-      return Status::error("internal error: the embedded Gloo shim does not "
-                           "match the runtime",
-                           kExitInternal);
-    return api;
-  }();
-  return api;
+  static Result<const void *> api = loadShim(
+      {modelc_gloo_shim_image, modelc_gloo_shim_image_size,
+       "modelc_gloo_get_api",
+       "CPU ranks (--ranks, --nnodes on the CPU) use Gloo", "libgloo0",
+       MODELC_GLOO_ABI_VERSION});
+  if (!api)
+    return api.status();
+  return static_cast<const modelc_gloo_api *>(*api);
 }
 
 LocalStore::LocalStore()

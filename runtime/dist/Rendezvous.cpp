@@ -48,24 +48,15 @@ std::string describeRendezvousKey(const std::string &key) {
 }
 
 Result<const modelc_store_api *> loadStore() {
-  static Result<const modelc_store_api *> api =
-      []() -> Result<const modelc_store_api *> {
-    Result<const void *> loaded = loadShim(
-        {modelc_store_shim_image, modelc_store_shim_image_size,
-         "modelc_store_get_api",
-         "a run of several processes (--nnodes, or a launcher's variables) "
-         "meets through cpp-httplib",
-         "libcpp-httplib0.11"});
-    if (!loaded)
-      return loaded.status();
-    auto *api = static_cast<const modelc_store_api *>(*loaded);
-    if (api->abi_version != MODELC_STORE_ABI_VERSION)
-      return Status::error("internal error: the embedded store shim does "
-                           "not match the runtime",
-                           kExitInternal);
-    return api;
-  }();
-  return api;
+  static Result<const void *> api = loadShim(
+      {modelc_store_shim_image, modelc_store_shim_image_size,
+       "modelc_store_get_api",
+       "a run of several processes (--nnodes, or a launcher's variables) "
+       "meets through cpp-httplib",
+       "libcpp-httplib0.11", MODELC_STORE_ABI_VERSION});
+  if (!api)
+    return api.status();
+  return static_cast<const modelc_store_api *>(*api);
 }
 
 Result<std::unique_ptr<StoreServer>> StoreServer::serve(int port, bool ipv6,

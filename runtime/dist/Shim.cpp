@@ -53,6 +53,11 @@ Result<const void *> loadShim(const ShimImage &image) {
                                      "has no {}",
                                      image.symbol),
                          kExitInternal);
+  if (*static_cast<const int *>(api) != image.abiVersion)
+    return Status::error(fmt::format("internal error: the embedded shim of "
+                                     "{} does not match the runtime",
+                                     image.symbol),
+                         kExitInternal);
   return api;
 }
 

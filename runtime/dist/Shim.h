@@ -20,10 +20,13 @@ struct ShimImage {
   const char *symbol;  // the one exported function, returning its API
   const char *purpose; // "CPU ranks (--ranks, --nnodes on the CPU) use Gloo"
   const char *package; // "libgloo0", to install where it is missing
+  /// The API struct's first member, an int, must equal this.
+  int abiVersion;
 };
 
-/// dlopens the shim and calls its symbol; the API pointer it returns. An
-/// error (exit 2) naming what the loader could not find and `package`.
+/// dlopens the shim and calls its symbol; the API pointer it returns,
+/// whose ABI version matches. An error (exit 2) naming what the loader
+/// could not find and `package`.
 Result<const void *> loadShim(const ShimImage &image);
 
 } // namespace modelc::rt::dist

@@ -78,6 +78,15 @@ def wait_for_steps(log, n, procs, limit=120):
     return False
 
 
+def start_running(program, args, steps):
+    """Both nodes, once node 0 logged `steps` steps (its --log)."""
+    port = free_port()
+    procs = [start(program, args, node, port, "flags") for node in (0, 1)]
+    ok = wait_for_steps(flag_value(args, "--log"), steps, procs)
+    print("running" if ok else f"never logged {steps} steps")
+    return procs
+
+
 def pair(program, args, mode):
     port = free_port()
     procs = [start(program, args, node, port, mode) for node in (0, 1)]
@@ -89,10 +98,7 @@ def pair(program, args, mode):
 
 
 def kill(program, args, victim):
-    log = flag_value(args, "--log")
-    port = free_port()
-    procs = [start(program, args, node, port, "flags") for node in (0, 1)]
-    print("running" if wait_for_steps(log, 25, procs) else "never logged 25 steps")
+    procs = start_running(program, args, 25)
     procs[victim].send_signal(signal.SIGKILL)
     killed = time.time()
     procs[victim].wait()
@@ -126,10 +132,7 @@ def missing(program, args):
 
 
 def term(program, args, victim):
-    log = flag_value(args, "--log")
-    port = free_port()
-    procs = [start(program, args, node, port, "flags") for node in (0, 1)]
-    print("running" if wait_for_steps(log, 3, procs) else "never logged 3 steps")
+    procs = start_running(program, args, 3)
     procs[victim].send_signal(signal.SIGTERM)
     errs = [p.communicate(timeout=120)[1] for p in procs]
     print("exit", *[status(p) for p in procs])
