@@ -95,9 +95,19 @@ check timeout 120 $PY test/GPU/gpu_suite.py infer $G/fashion_mlp --weights /tmp/
 
 step "GPU suite: every kernel vs the CPU"
 for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16 \
-         lenet_f64 char_gpt_f64 fashion_mlp_f16 mlp_f16; do
+         lenet_f64 char_gpt_f64 fashion_mlp_f16 mlp_f16 fashion_mlp_zero; do
   check timeout 150 $PY test/GPU/gpu_suite.py kernels $G/$p
 done
+
+# Issue 15: ZeRO-1 shards over CPU ranks only; a GPU run is refused (exit 2).
+step "ZeRO-1 on a GPU is refused"
+zero_refused() {
+  local log; log=$(timeout 60 $G/fashion_mlp_zero --gpus 1 --steps 200 "${FASHION[@]}" 2>&1)
+  local rc=$?
+  echo "$log" | tail -2
+  [ $rc -eq 2 ] && echo "$log" | grep -q 'over CPU ranks for now: pass --cpu'
+}
+check zero_refused
 
 step "fashion_mlp, spec §1 recipe (bf16) on the GPU (the CPU's bf16 reached 86.73%, eval_ref 8675 of 10000)"
 check timeout 300 $G/fashion_mlp --gpus 1 "${FASHION[@]}" --checkpoint-dir $CK/recipe \

@@ -26,6 +26,10 @@ strip "$tmp/lenet_bf16"
 "$BUILD/bin/modelc" examples/fashion_mlp.mdl --precision f16 -o "$tmp/fashion_mlp_f16"
 "$BUILD/bin/modelc" test/E2E/Inputs/mlp_f16.mdl -o "$tmp/mlp_f16"
 strip "$tmp/fashion_mlp_f16" "$tmp/mlp_f16"
+# ZeRO-1 (docs/runtime/zero.md): its update_chunk kernels against the CPU,
+# and the refusal of a GPU run.
+"$BUILD/bin/modelc" examples/fashion_mlp.mdl --precision f32 -D ZERO=1 -o "$tmp/fashion_mlp_zero"
+strip "$tmp/fashion_mlp_zero"
 # The same models in f64 (--widen-f64): GPU and CPU then agree to far
 # tighter tolerances, so a wrong kernel cannot hide in f32 rounding.
 for p in lenet char_gpt; do
@@ -33,10 +37,10 @@ for p in lenet char_gpt; do
   strip "$tmp/${p}_f64"
 done
 # Each program carries its own static OpenBLAS (~25 MB): compressed, the
-# ten fit in the device machine's carry limit with the data.
+# eleven fit in the device machine's carry limit with the data.
 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
   fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
-  fashion_mlp_f16 mlp_f16
+  fashion_mlp_f16 mlp_f16 fashion_mlp_zero
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"

@@ -53,7 +53,7 @@ const std::vector<GroupSpec> &groupSpecs() {
         {"dir", KeyKind::String, 0, false, Attr("checkpoints")},
         {"keep", KeyKind::Int, 0, false, Attr(int64_t(0))}}},
       {"log", {{"every", KeyKind::Int, 1, false, Attr(int64_t(10))}}},
-      // spec §8; zero = 1 (ZeRO-1) is refused in SemaTrain until it exists.
+      // spec §8; SemaTrain refuses a zero other than 0 or 1.
       {"parallel",
        {{"data", KeyKind::Gpus, 0, false, Attr("gpus")},
         {"zero", KeyKind::Int, 0, false, Attr(int64_t(0))},

@@ -228,14 +228,16 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
     out.erase("grad_scaler");
   }
 
-  // ZeRO-1 is in the spec but not built yet: refused rather than ignored.
+  // ZeRO-1 shards the optimizer state (docs/runtime/zero.md); stages 2
+  // and 3 (gradients, parameters) are not built: refused, not ignored.
   const auto &parallel = std::get<AttrDict>(out["parallel"].value);
   int64_t zero = std::get<int64_t>(parallel.at("zero").value);
-  if (zero != 0)
+  if (zero != 0 && zero != 1)
     diag.error(given.count("parallel") ? given["parallel"]->loc : entry.loc,
                es.label + ": 'parallel.zero = " + std::to_string(zero) +
-                   "': ZeRO-1 (sharded optimizer state) is not supported "
-                   "yet; use zero = 0 (every rank keeps the whole state)");
+                   "': only ZeRO-1 (zero = 1, sharded optimizer state) is "
+                   "supported; stages 2 and 3 (sharded gradients and "
+                   "parameters) are not; use zero = 0 or 1");
 
   // A warmup as long as the whole run leaves no room for the decay.
   auto steps = out.find("steps");

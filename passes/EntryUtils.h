@@ -19,6 +19,22 @@ constexpr llvm::StringLiteral kEntryAttrName = "mdl.entry";
 constexpr llvm::StringLiteral kFunctionAttrName = "mdl.function";
 constexpr llvm::StringLiteral kAutodiffAttrName = "mdl.autodiff";
 
+/// ZeRO-1 (`parallel { zero = 1 }`, docs/runtime/zero.md). The entry's
+/// `update` names the parameters it prepares, in order, with
+/// `mdl.zero_params`; each `update_chunk` function names its window
+/// buffers (a chunk of a parameter, of its gradient and of each state
+/// kind, role `window`) with `mdl.window`, in that order.
+constexpr llvm::StringLiteral kZeroParamsAttrName = "mdl.zero_params";
+constexpr llvm::StringLiteral kWindowAttrName = "mdl.window";
+
+/// Whether `train` shards its optimizer state (ZeRO-1).
+inline bool usesZero(mlir::mdl::TrainOp train) {
+  auto parallel = train.getSettings().getAs<mlir::DictionaryAttr>("parallel");
+  auto zero = parallel ? parallel.getAs<mlir::IntegerAttr>("zero")
+                       : mlir::IntegerAttr();
+  return zero && zero.getInt() == 1;
+}
+
 /// Marks the softmax of a decomposed attention, for --mdl-insert-amp-casts:
 /// it belongs to scaled_dot_product_attention, one op that runs in its
 /// inputs' 16-bit type, not to torch.autocast's f32 softmax.

@@ -14,6 +14,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
+#include <functional>
 #include <numeric>
 
 namespace modelc {
@@ -42,6 +44,25 @@ struct OptimizerConfig {
 struct ParamGrad {
   mdl::ParamOp param;
   Value grad;
+};
+
+/// What one optimizer step reads and writes: a parameter (or ZeRO-1's
+/// window, a chunk of any parameter), its type, the symbol of its state
+/// buffer of each kind (`m`, `v`, `momentum`), and its gradient.
+struct StepTarget {
+  std::string param;
+  RankedTensorType type;
+  std::function<std::string(StringRef kind)> state;
+  Value grad;
+};
+
+/// ZeRO-1's window of one element type: buffers of `type` (a chunk) for
+/// a parameter (`param`), its gradient (`grad`) and each state kind, by
+/// key and symbol, and the function that steps them.
+struct ZeroWindow {
+  RankedTensorType type;
+  SmallVector<std::pair<std::string, std::string>> buffers;
+  std::string function;
 };
 
 /// Reads and checks the `optimizer` and `schedule` settings of `train`.
@@ -111,7 +132,16 @@ public:
   SmallVector<ParamGrad> loadClippedGrads(const OptimizerConfig &config,
                                           ArrayRef<mdl::ParamOp> params);
   /// The new value of the parameter, and stores of its optimizer state.
-  Value step(const OptimizerConfig &config, const ParamGrad &param, Value lr);
+  Value step(const OptimizerConfig &config, const StepTarget &target,
+             Value lr);
+  /// ZeRO-1's chunk update: whether the step is skipped is what `update`
+  /// stored to `out:found_inf`.
+  void loadSkip() {
+    Type f32 = builder.getF32Type();
+    Value found = load(getBufferSymbol(entry, "out", "found_inf"),
+                       RankedTensorType::get({}, f32));
+    skip = math.compare(mdl::CmpPredicate::ne, found, math.constant(0.0, f32));
+  }
 
   UpdateMath &getMath() { return math; }
 
@@ -123,11 +153,13 @@ private:
   Value unlessSkipped(Value updated, Value old) {
     return skip ? math.select(skip, old, updated) : updated;
   }
-  Value sgd(const OptimizerConfig &config, const ParamGrad &param, Value lr);
-  Value adam(const OptimizerConfig &config, const ParamGrad &param, Value lr);
+  Value sgd(const OptimizerConfig &config, const StepTarget &target,
+            Value lr);
+  Value adam(const OptimizerConfig &config, const StepTarget &target,
+             Value lr);
   /// An f64 scalar as the parameter's element type, where it meets it.
-  Value scalarFor(Value scalar, mdl::ParamOp param) {
-    return math.cast(scalar, param.getType().getElementType());
+  Value scalarFor(Value scalar, RankedTensorType type) {
+    return math.cast(scalar, type.getElementType());
   }
 
   OpBuilder builder;
@@ -151,7 +183,8 @@ void UpdateBuilder::unscale(SmallVector<ParamGrad> &grads) {
   SmallVector<Value> probes;
   for (ParamGrad &grad : grads) {
     auto type = cast<RankedTensorType>(grad.grad.getType());
-    Value zeros = math.mul(grad.grad, scalarFor(math.constant(0.0), grad.param));
+    Value zeros =
+        math.mul(grad.grad, scalarFor(math.constant(0.0), grad.param.getType()));
     if (type.getRank() > 0) {
       SmallVector<int64_t> axes(type.getRank());
       std::iota(axes.begin(), axes.end(), 0);
@@ -173,7 +206,7 @@ void UpdateBuilder::unscale(SmallVector<ParamGrad> &grads) {
   Value inverse = math.cast(
       math.div(math.constant(1.0), hyper("loss_scale")), f32);
   for (ParamGrad &grad : grads)
-    grad.grad = math.mul(grad.grad, scalarFor(inverse, grad.param));
+    grad.grad = math.mul(grad.grad, scalarFor(inverse, grad.param.getType()));
 }
 
 SmallVector<ParamGrad>
@@ -226,30 +259,30 @@ UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
       math.compare(mdl::CmpPredicate::gt, gradClip, math.constant(0.0));
   coefficient = math.select(clipping, coefficient, one);
   for (ParamGrad &grad : grads)
-    grad.grad = math.mul(grad.grad, scalarFor(coefficient, grad.param));
+    grad.grad =
+        math.mul(grad.grad, scalarFor(coefficient, grad.param.getType()));
   return grads;
 }
 
-Value UpdateBuilder::step(const OptimizerConfig &config, const ParamGrad &param,
-                          Value lr) {
-  return config.kind == "sgd" ? sgd(config, param, lr)
-                              : adam(config, param, lr);
+Value UpdateBuilder::step(const OptimizerConfig &config,
+                          const StepTarget &target, Value lr) {
+  return config.kind == "sgd" ? sgd(config, target, lr)
+                              : adam(config, target, lr);
 }
 
-Value UpdateBuilder::sgd(const OptimizerConfig &config, const ParamGrad &param,
-                         Value lr) {
+Value UpdateBuilder::sgd(const OptimizerConfig &config,
+                         const StepTarget &target, Value lr) {
   // torch.optim.SGD with dampening 0: _single_tensor_sgd. Each op is built
   // in its own statement so that the IR's order is the source's.
-  mdl::ParamOp target = param.param;
-  Value p = load(target.getSymName(), target.getType());
+  RankedTensorType type = target.type;
+  Value p = load(target.param, type);
   // grad = grad.add(param, alpha=weight_decay)
-  Value weightDecay = scalarFor(hyper("weight_decay"), target);
-  Value grad = math.add(param.grad, math.mul(weightDecay, p));
+  Value weightDecay = scalarFor(hyper("weight_decay"), type);
+  Value grad = math.add(target.grad, math.mul(weightDecay, p));
   if (config.momentumBuffers) {
-    std::string symbol = getBufferSymbol(
-        entry, "state", ("momentum." + target.getSymName()).str());
-    Value oldBuffer = load(symbol, target.getType());
-    Value momentum = scalarFor(hyper("momentum"), target);
+    std::string symbol = target.state("momentum");
+    Value oldBuffer = load(symbol, type);
+    Value momentum = scalarFor(hyper("momentum"), type);
     // The optimizer's first step: buf = clone(grad); later:
     // buf.mul_(momentum).add_(grad).
     Value step = hyper("optimizer_step");
@@ -263,35 +296,33 @@ Value UpdateBuilder::sgd(const OptimizerConfig &config, const ParamGrad &param,
         config.nesterov ? math.add(grad, math.mul(momentum, buffer)) : buffer;
   }
   // param.add_(grad, alpha=-lr)
-  Value stepLr = scalarFor(lr, target);
+  Value stepLr = scalarFor(lr, type);
   return unlessSkipped(math.sub(p, math.mul(stepLr, grad)), p);
 }
 
-Value UpdateBuilder::adam(const OptimizerConfig &config, const ParamGrad &param,
-                          Value lr) {
+Value UpdateBuilder::adam(const OptimizerConfig &config,
+                          const StepTarget &target, Value lr) {
   // torch.optim.Adam / AdamW (amsgrad off): _single_tensor_adam(w). Each
   // op is built in its own statement so that the IR's order is the
   // source's.
-  mdl::ParamOp target = param.param;
-  StringRef name = target.getSymName();
-  RankedTensorType type = target.getType();
-  Value oldP = load(name, type);
+  RankedTensorType type = target.type;
+  Value oldP = load(target.param, type);
   Value p = oldP;
-  std::string mSymbol = getBufferSymbol(entry, "state", ("m." + name).str());
-  std::string vSymbol = getBufferSymbol(entry, "state", ("v." + name).str());
+  std::string mSymbol = target.state("m");
+  std::string vSymbol = target.state("v");
   Value oldM = load(mSymbol, type);
   Value oldV = load(vSymbol, type);
   Value m = oldM, v = oldV;
   Value one = math.constant(1.0);
   Value weightDecay = hyper("weight_decay");
-  Value grad = param.grad;
+  Value grad = target.grad;
   if (config.kind == "adamw") {
     // Decoupled decay first: param.mul_(1 - lr * weight_decay).
     Value decay = math.sub(one, math.mul(lr, weightDecay));
-    p = math.mul(p, scalarFor(decay, target));
+    p = math.mul(p, scalarFor(decay, type));
   } else {
     // L2 penalty: grad = grad.add(param, alpha=weight_decay).
-    Value decay = scalarFor(weightDecay, target);
+    Value decay = scalarFor(weightDecay, type);
     grad = math.add(grad, math.mul(decay, p));
   }
   Value beta1 = hyper("beta1");
@@ -301,7 +332,7 @@ Value UpdateBuilder::adam(const OptimizerConfig &config, const ParamGrad &param,
   // the weight: m + w (g - m) when w < 0.5, else g - (g - m)(1 - w), which
   // is g + (w - 1)(g - m) exactly.
   Type elementType = type.getElementType();
-  Value weight = scalarFor(math.sub(one, beta1), target);
+  Value weight = scalarFor(math.sub(one, beta1), type);
   Value smallWeight = math.compare(mdl::CmpPredicate::lt, weight,
                                    math.constant(0.5, elementType));
   Value weightLessOne = math.sub(weight, math.constant(1.0, elementType));
@@ -310,8 +341,8 @@ Value UpdateBuilder::adam(const OptimizerConfig &config, const ParamGrad &param,
   Value difference = math.sub(grad, m);
   m = math.add(base, math.mul(coefficient, difference));
   // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-  Value vKept = math.mul(v, scalarFor(beta2, target));
-  Value gradScaled = math.mul(scalarFor(math.sub(one, beta2), target), grad);
+  Value vKept = math.mul(v, scalarFor(beta2, type));
+  Value gradScaled = math.mul(scalarFor(math.sub(one, beta2), type), grad);
   v = math.add(vKept, math.mul(gradScaled, grad));
   store(unlessSkipped(m, oldM), mSymbol);
   store(unlessSkipped(v, oldV), vSymbol);
@@ -322,11 +353,11 @@ Value UpdateBuilder::adam(const OptimizerConfig &config, const ParamGrad &param,
   Value correction2 = math.sub(one, math.pow(beta2, step));
   Value stepSize = math.div(lr, correction1);
   // denom = (exp_avg_sq.sqrt() / sqrt(bc2)).add_(eps)
-  Value eps = scalarFor(hyper("eps"), target);
-  Value correction2Root = scalarFor(math.sqrt(correction2), target);
+  Value eps = scalarFor(hyper("eps"), type);
+  Value correction2Root = scalarFor(math.sqrt(correction2), type);
   Value denom = math.add(math.div(math.sqrt(v), correction2Root), eps);
   // param.addcdiv_(exp_avg, denom, value=-step_size)
-  Value numerator = math.mul(scalarFor(stepSize, target), m);
+  Value numerator = math.mul(scalarFor(stepSize, type), m);
   return unlessSkipped(math.sub(p, math.div(numerator, denom)), oldP);
 }
 
@@ -338,6 +369,14 @@ struct MdlExpandOptimizerPass
 
 private:
   LogicalResult expand(mdl::TrainOp train);
+  /// ZeRO-1: a window per element type of `params`.
+  SmallVector<ZeroWindow> getZeroWindows(StringRef entry,
+                                         const OptimizerConfig &config,
+                                         ArrayRef<mdl::ParamOp> params);
+  /// ZeRO-1: `@"T.update_chunk.TYPE"`, the step of the chunk in `window`.
+  void buildChunkUpdate(OpBuilder &builder, mdl::TrainOp train,
+                        const OptimizerConfig &config,
+                        const ZeroWindow &window);
   /// The parameters `train` updates: those whose gradient buffer its
   /// fwd_bwd function accumulates into, in declaration order.
   FailureOr<SmallVector<mdl::ParamOp>> collectParams(mdl::TrainOp train,
@@ -407,14 +446,26 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
   for (StringRef key : getHyperKeys())
     required.push_back(getBufferSymbol(name, "hyper", key));
   // The state buffers, zero-initialised by the runtime: `KIND.PARAM`.
+  // ZeRO-1 keeps the state out of the arena (the ranks' shards hold it)
+  // and has a window per element type instead.
+  bool zero = usesZero(train);
   SmallVector<std::pair<std::string, RankedTensorType>> state;
-  for (mdl::ParamOp param : *params)
-    for (StringRef kind : getStateKinds(*config))
-      state.push_back(
-          {(kind + "." + param.getSymName()).str(), param.getType()});
+  if (!zero)
+    for (mdl::ParamOp param : *params)
+      for (StringRef kind : getStateKinds(*config))
+        state.push_back(
+            {(kind + "." + param.getSymName()).str(), param.getType()});
+  SmallVector<ZeroWindow> windows;
+  if (zero)
+    windows = getZeroWindows(name, *config, *params);
   SmallVector<std::string> created = {getFunctionSymbol(name, "update")};
   for (const auto &[key, type] : state)
     created.push_back(getBufferSymbol(name, "state", key));
+  for (const ZeroWindow &window : windows) {
+    created.push_back(window.function);
+    for (const auto &[key, symbol] : window.buffers)
+      created.push_back(symbol);
+  }
   if (failed(checkDeclared(train, required, true)) ||
       failed(checkDeclared(train, created, false)))
     return failure();
@@ -433,8 +484,18 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
     symbols->insert(createBuffer(builder, loc,
                                  getBufferSymbol(name, "state", key), type,
                                  "state", "train", key, name));
+  for (const ZeroWindow &window : windows)
+    for (const auto &[key, symbol] : window.buffers)
+      symbols->insert(createBuffer(builder, loc, symbol, window.type,
+                                   "window", "train", key, name));
   func::FuncOp update = createEntryFunction(builder, loc, name, "update");
   symbols->insert(update);
+  if (zero) {
+    SmallVector<Attribute> names;
+    for (mdl::ParamOp param : *params)
+      names.push_back(param.getSymNameAttr());
+    update->setAttr(kZeroParamsAttrName, builder.getArrayAttr(names));
+  }
 
   // Loads come before the stores to each symbol: hypers are never stored,
   // all gradients are loaded for the norm before any is zeroed, and each
@@ -445,14 +506,101 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
       math, config->schedule, [&](StringRef key) { return body.hyper(key); });
   SmallVector<ParamGrad> grads = body.loadClippedGrads(*config, *params);
   for (ParamGrad &grad : grads) {
-    body.store(body.step(*config, grad, lr), grad.param.getSymName());
-    body.store(math.splat(grad.param.getType(), 0.0),
-               getGradSymbol(grad.param.getSymName()));
+    StringRef param = grad.param.getSymName();
+    if (zero) {
+      // ZeRO-1: the gradient as the step uses it (unscaled, clipped); the
+      // runtime steps the chunks its rank owns through the window, then
+      // zeroes every gradient.
+      body.store(grad.grad, getGradSymbol(param));
+      continue;
+    }
+    StepTarget target{param.str(), grad.param.getType(),
+                      [&](StringRef kind) {
+                        return getBufferSymbol(name, "state",
+                                               (kind + "." + param).str());
+                      },
+                      grad.grad};
+    body.store(body.step(*config, target, lr), param);
+    body.store(math.splat(grad.param.getType(), 0.0), getGradSymbol(param));
   }
   body.store(math.cast(lr, builder.getF32Type()),
              getBufferSymbol(name, "out", "lr"));
   OpBuilder::atBlockEnd(&update.front()).create<func::ReturnOp>(loc);
+  for (const ZeroWindow &window : windows)
+    buildChunkUpdate(builder, train, *config, window);
   return success();
+}
+
+SmallVector<ZeroWindow>
+MdlExpandOptimizerPass::getZeroWindows(StringRef entry,
+                                       const OptimizerConfig &config,
+                                       ArrayRef<mdl::ParamOp> params) {
+  // Chunks of a power of two elements, about 1/64 of all the parameters'
+  // (so that up to 64 ranks hold nearly equal shares), from 1024 to 2^20.
+  uint64_t total = 0;
+  for (mdl::ParamOp param : params)
+    total += uint64_t(param.getType().getNumElements());
+  uint64_t chunk = std::clamp<uint64_t>(llvm::PowerOf2Ceil((total + 63) / 64),
+                                        1024, uint64_t(1) << 20);
+  SmallVector<ZeroWindow> windows;
+  for (mdl::ParamOp param : params) {
+    Type element = param.getType().getElementType();
+    if (llvm::any_of(windows,
+                     [&](const ZeroWindow &w) { return w.type.getElementType() == element; }))
+      continue;
+    std::string suffix;
+    llvm::raw_string_ostream os(suffix);
+    os << "." << element;
+    ZeroWindow window;
+    window.type = RankedTensorType::get({int64_t(chunk)}, element);
+    window.function = getFunctionSymbol(entry, "update_chunk" + suffix);
+    SmallVector<StringRef> keys = {"param", "grad"};
+    for (StringRef kind : getStateKinds(config))
+      keys.push_back(kind);
+    for (StringRef key : keys)
+      window.buffers.push_back(
+          {key.str(), getBufferSymbol(entry, "zero", (key + suffix).str())});
+    windows.push_back(std::move(window));
+  }
+  return windows;
+}
+
+void MdlExpandOptimizerPass::buildChunkUpdate(OpBuilder &builder,
+                                              mdl::TrainOp train,
+                                              const OptimizerConfig &config,
+                                              const ZeroWindow &window) {
+  // `update` stored the gradients unscaled and clipped, and found_inf; the
+  // learning rate is recomputed from the hypers (the same ops, the same
+  // value); the step is the elementwise one of `update` without ZeRO, on
+  // whatever chunk the runtime put in the window.
+  StringRef name = train.getSymName();
+  Location loc = train.getLoc();
+  auto func = builder.create<func::FuncOp>(loc, window.function,
+                                           builder.getFunctionType({}, {}));
+  func->setAttr(kEntryAttrName, builder.getStringAttr(name));
+  func->setAttr(kFunctionAttrName, builder.getStringAttr("update_chunk"));
+  SmallVector<Attribute> buffers;
+  for (const auto &[key, symbol] : window.buffers)
+    buffers.push_back(builder.getStringAttr(symbol));
+  func->setAttr(kWindowAttrName, builder.getArrayAttr(buffers));
+  func.addEntryBlock();
+  symbols->insert(func);
+  UpdateBuilder body(func, name);
+  Value lr = buildScheduledLearningRate(
+      body.getMath(), config.schedule,
+      [&](StringRef key) { return body.hyper(key); });
+  if (config.lossScaling)
+    body.loadSkip();
+  auto symbolOf = [&](StringRef key) {
+    for (const auto &[k, symbol] : window.buffers)
+      if (k == key)
+        return symbol;
+    llvm_unreachable("a window buffer of every kind");
+  };
+  StepTarget target{symbolOf("param"), window.type, symbolOf,
+                    body.load(symbolOf("grad"), window.type)};
+  body.store(body.step(config, target, lr), target.param);
+  OpBuilder::atBlockEnd(&func.front()).create<func::ReturnOp>(loc);
 }
 
 void MdlExpandOptimizerPass::runOnOperation() {

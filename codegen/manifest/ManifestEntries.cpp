@@ -6,6 +6,7 @@
 
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdl/MdlOps.h"
+#include "passes/EntryUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -163,8 +164,10 @@ writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train,
                            "(init_scale, growth_factor, backoff_factor, "
                            "growth_interval)");
 
-  // The gradient buckets of its fwd_bwd (--mdl-shard-data-parallel).
+  // The gradient buckets of its fwd_bwd (--mdl-shard-data-parallel), and
+  // under ZeRO-1 the parameters its update prepares.
   std::vector<uint64_t> bucketBytes;
+  std::vector<std::string> zeroParams;
   auto module = train->getParentOfType<ModuleOp>();
   for (auto func : module.getOps<func::FuncOp>()) {
     auto entryName = func->getAttrOfType<StringAttr>("mdl.entry");
@@ -175,7 +178,12 @@ writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train,
         kind.getValue() == "fwd_bwd")
       for (Attribute bytes : buckets)
         bucketBytes.push_back(cast<IntegerAttr>(bytes).getInt());
+    auto params = func->getAttrOfType<ArrayAttr>(kZeroParamsAttrName);
+    if (entryName && params && entryName.getValue() == train.getSymName())
+      for (Attribute param : params)
+        zeroParams.push_back(cast<StringAttr>(param).str());
   }
+  auto zeroParamNames = fbb.CreateVectorOfStrings(zeroParams);
   auto gradientBuckets = fbb.CreateVector(bucketBytes);
   Settings parallel = settings.sub("parallel");
   double bucketMb = parallel.getFloat("bucket_mb", 25.0);
@@ -207,6 +215,8 @@ writeTrainEntry(flatbuffers::FlatBufferBuilder &fbb, mdl::TrainOp train,
     entry.add_grad_scaler(scaler);
   entry.add_gradient_buckets(gradientBuckets);
   entry.add_bucket_mb(bucketMb);
+  entry.add_zero(parallel.getInt("zero"));
+  entry.add_zero_params(zeroParamNames);
   auto offset = entry.Finish();
   for (Settings *part : {&settings, &eval, &checkpoint, &log,
                          &optimizerSettings, &scheduleSettings,

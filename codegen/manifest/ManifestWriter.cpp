@@ -6,6 +6,7 @@
 #include "codegen/manifest/ValueChecks.h"
 
 #include "dialects/mdl/MdlOps.h"
+#include "passes/EntryUtils.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -48,6 +49,7 @@ std::optional<fb::Role> getRole(StringRef role) {
       .Case("input", fb::Role::Input)
       .Case("output", fb::Role::Output)
       .Case("hyper", fb::Role::Hyper)
+      .Case("window", fb::Role::Window)
       .Default(std::nullopt);
 }
 
@@ -92,6 +94,7 @@ public:
         return buffer.emitError("unknown buffer role or phase");
       if (*role == fb::Role::Grad)
         gradBuffers[buffer.getKey()] = buffers.size();
+      bufferIndex[buffer.getSymName()] = buffers.size();
       if (failed(addBuffer(buffer, buffer.getType(), *role, *phase,
                            names(buffer.getEntry()), buffer.getKey())))
         return failure();
@@ -188,10 +191,17 @@ public:
                                   .Case("update", fb::FunctionKind::Update)
                                   .Case("eval", fb::FunctionKind::Eval)
                                   .Case("infer", fb::FunctionKind::Infer)
+                                  .Case("update_chunk",
+                                        fb::FunctionKind::UpdateChunk)
                                   .Default(fb::FunctionKind::FwdBwd);
-      functions.push_back(
-          fb::CreateFunctionDirect(fbb, fn.symbol.c_str(), kind,
-                                   names(fn.entry).str().c_str(), fn.index));
+      std::vector<uint32_t> window;
+      if (auto symbols = fn.op->getAttrOfType<ArrayAttr>(kWindowAttrName))
+        for (Attribute symbol : symbols)
+          window.push_back(
+              bufferIndex.lookup(cast<StringAttr>(symbol).getValue()));
+      functions.push_back(fb::CreateFunctionDirect(
+          fbb, fn.symbol.c_str(), kind, names(fn.entry).str().c_str(),
+          fn.index, &window));
       symbols.push_back(fn.symbol);
     }
   }
@@ -300,6 +310,8 @@ private:
   std::vector<flatbuffers::Offset<fb::Function>> functions;
   std::vector<std::string> symbols;
   llvm::StringMap<int> gradBuffers;
+  /// Each mdl.buffer's index in `buffers`, by symbol.
+  llvm::StringMap<uint32_t> bufferIndex;
 };
 
 } // namespace
@@ -339,7 +351,8 @@ collectProgramFunctions(ModuleOp module) {
     auto kind = func->getAttrOfType<StringAttr>("mdl.function");
     if (!kind)
       continue;
-    if (!llvm::is_contained({"fwd_bwd", "update", "eval", "infer"},
+    if (!llvm::is_contained({"fwd_bwd", "update", "update_chunk", "eval",
+                             "infer"},
                             kind.getValue()))
       return func.emitError("unknown mdl.function kind '")
              << kind.getValue() << "'";

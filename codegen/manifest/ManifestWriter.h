@@ -15,7 +15,8 @@ namespace modelc {
 struct ProgramFunction {
   mlir::func::FuncOp op;
   std::string symbol; // C name, e.g. modelc_fn_0_fashion_fwd_bwd
-  std::string kind;   // mdl.function: fwd_bwd, update, eval or infer
+  std::string kind;   // mdl.function: fwd_bwd, update, update_chunk, eval
+                      // or infer
   std::string entry;  // mdl.entry
   unsigned index;     // position in the table
 };

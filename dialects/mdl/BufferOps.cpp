@@ -10,7 +10,7 @@ using namespace mlir::mdl;
 
 LogicalResult BufferOp::verify() {
   bool knownRole = llvm::StringSwitch<bool>(getRole())
-                       .Cases("grad", "state", "input", "output", "hyper", true)
+                       .Cases("grad", "state", "input", "output", "hyper", "window", true)
                        .Default(false);
   if (!knownRole)
     return emitOpError("role must be grad, state, input, output or hyper, got '")

@@ -84,6 +84,8 @@ Status Arena::useDevice(std::unique_ptr<cuda::Device> device,
       if (t.name == f.entry)
         train = &t;
     auto writes = [&](const BufferInfo &b) {
+      if (f.kind == FunctionKind::UpdateChunk)
+        return false;
       if (!train || phase != Phase::Train)
         return true;
       bool lossOrMetric =
@@ -95,7 +97,8 @@ Status Arena::useDevice(std::unique_ptr<cuda::Device> device,
       if (b.entry != f.entry || !b.bytes)
         continue;
       if (b.role == Role::Input && b.phase == phase &&
-          f.kind != FunctionKind::Update)
+          f.kind != FunctionKind::Update &&
+          f.kind != FunctionKind::UpdateChunk)
         d.inputs.push_back({b.offset, b.bytes});
       else if (b.role == Role::Hyper)
         d.hypers.push_back({b.offset, b.bytes});

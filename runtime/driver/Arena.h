@@ -26,6 +26,7 @@ public:
   const uint8_t *at(const BufferInfo &b) const {
     return data_.get() + b.offset;
   }
+  const uint8_t *at(uint64_t offset) const { return data_.get() + offset; }
 
   /// The first element of an f32 or f64 buffer, as a double.
   double readScalar(const BufferInfo &b) const { return readElement(b, 0); }

@@ -242,7 +242,8 @@ Result<std::string> writeCheckpoint(const std::string &dir,
   };
   for (Status s :
        {saveTensors((tmp / kFiles[0]).string(), tensors.params, arena),
-        saveTensors((tmp / kFiles[1]).string(), tensors.state, arena),
+        saveTensors((tmp / kFiles[1]).string(), tensors.state,
+                    tensors.stateArena ? *tensors.stateArena : arena),
         writeFileAtomically((tmp / kFiles[2]).string(), stateJson(state))})
     if (!s.ok())
       return discard(s);
@@ -441,7 +442,10 @@ Result<CheckpointState> restoreCheckpoint(const std::string &stepDir,
   MODELC_RETURN_IF_ERROR(loadTensors((fs::path(stepDir) / kFiles[0]).string(),
                                      tensors.params, arena, "parameters"));
   MODELC_RETURN_IF_ERROR(loadTensors((fs::path(stepDir) / kFiles[1]).string(),
-                                     tensors.state, arena, "optimizer state"));
+                                     tensors.state,
+                                     tensors.stateArena ? *tensors.stateArena
+                                                        : arena,
+                                     "optimizer state"));
   return state;
 }
 

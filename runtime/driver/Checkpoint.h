@@ -48,6 +48,9 @@ struct CheckpointState {
 struct CheckpointTensors {
   std::vector<NamedBuffer> params; // model.safetensors
   std::vector<NamedBuffer> state;  // optimizer.safetensors
+  /// Where `state` is when not in the run's arena: ZeRO-1's whole state,
+  /// gathered from the ranks' shards (Zero.h).
+  Arena *stateArena = nullptr;
 };
 
 /// Writes D/step_N and, when keep > 0, removes all but the newest `keep`

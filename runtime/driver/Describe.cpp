@@ -3,6 +3,7 @@
 #include "runtime/driver/Describe.h"
 
 #include "runtime/driver/Text.h"
+#include "runtime/driver/Zero.h"
 #include "runtime/io/Shape.h"
 
 #include <fmt/format.h>
@@ -112,7 +113,15 @@ std::string scheduleText(const ScheduleInfo &s) {
   return s.kind + "()";
 }
 
-void describeTrain(const TrainInfo &e, std::ostream &out) {
+/// ZeRO-1's optimizer state held by the fullest rank on this many ranks.
+constexpr int kZeroRankCounts[] = {1, 2, 4, 8};
+
+uint64_t zeroBytesPerRank(const ZeroShards &plan) {
+  std::vector<uint64_t> held = plan.bytesPerRank();
+  return *std::max_element(held.begin(), held.end());
+}
+
+void describeTrain(const Manifest &m, const TrainInfo &e, std::ostream &out) {
   out << "train " << e.name << "\n";
   out << fmt::format("  data {}, batch {} x accumulate {}, {}\n", e.data,
                      e.batch, e.accumulate,
@@ -135,6 +144,22 @@ void describeTrain(const TrainInfo &e, std::ostream &out) {
                        e.gradientBuckets.size(),
                        e.gradientBuckets.size() == 1 ? "" : "s", e.bucketMb,
                        fmt::join(sizes, ", "), formatBytes(total));
+  }
+  if (e.zero) {
+    std::vector<std::string> perRank;
+    uint64_t total = 0, window = 0, chunk = 0;
+    for (int ranks : kZeroRankCounts)
+      if (Result<ZeroShards> plan = ZeroShards::plan(m, e, ranks)) {
+        perRank.push_back(fmt::format("{} on {}", formatBytes(zeroBytesPerRank(*plan)), ranks));
+        total = plan->totalBytes();
+        window = plan->windowBytes();
+        chunk = plan->chunkElements();
+      }
+    out << fmt::format("  zero 1: optimizer state {} sharded over the ranks "
+                       "in chunks of {} elements; per rank at most {} "
+                       "ranks; a {} window in the arena\n",
+                       formatBytes(total), chunk, fmt::join(perRank, ", "),
+                       formatBytes(window));
   }
   if (const std::optional<GradScalerInfo> &g = e.gradScaler)
     out << fmt::format("  grad_scaler init_scale {:g}, growth_factor {:g}, "
@@ -218,6 +243,8 @@ RoleName roleName(Role role) {
     return {"outputs", "outputs"};
   case Role::Hyper:
     return {"hypers", "hypers"};
+  case Role::Window:
+    return {"ZeRO-1 windows", "zero_windows"};
   }
   return {"other", "other"};
 }
@@ -271,7 +298,7 @@ void describeText(const Manifest &m, std::ostream &out) {
     targets += (targets.empty() ? "" : ", ") + t;
   out << "targets " << targets << "\n\n";
   for (const TrainInfo &e : m.train)
-    describeTrain(e, out);
+    describeTrain(m, e, out);
   for (const InferInfo &e : m.infer)
     describeInfer(m, e, out);
   out << "data\n";
@@ -356,6 +383,18 @@ void describeJson(const Manifest &m, std::ostream &out) {
     t["grad_clip"] = e.hasGradClip ? Json(e.gradClip) : Json();
     t["gradient_buckets"] = e.gradientBuckets;
     t["bucket_mb"] = e.bucketMb;
+    t["zero"] = e.zero ? 1 : 0;
+    if (e.zero) {
+      Json perRank = Json::object();
+      for (int ranks : kZeroRankCounts)
+        if (Result<ZeroShards> plan = ZeroShards::plan(m, e, ranks)) {
+          perRank[std::to_string(ranks)] = zeroBytesPerRank(*plan);
+          t["optimizer_state_bytes"] = plan->totalBytes();
+          t["zero_chunk_elements"] = plan->chunkElements();
+          t["zero_window_bytes"] = plan->windowBytes();
+        }
+      t["optimizer_state_bytes_per_rank"] = perRank;
+    }
     if (e.gradScaler)
       t["grad_scaler"] = {{"init_scale", e.gradScaler->initScale},
                           {"growth_factor", e.gradScaler->growthFactor},

@@ -195,6 +195,8 @@ Status copyFunctions(const fb::Program &p, Manifest &m, const modelc_fn *table,
       return corrupt("function " + info.symbol + " has an unknown kind");
     info.kind = f->kind();
     info.entry = str(f->entry());
+    if (f->window())
+      info.window.assign(f->window()->begin(), f->window()->end());
     if (f->index() >= tableSize || !table[f->index()])
       return corrupt("function " + info.symbol + " is not in the table");
     info.fn = table[f->index()];
@@ -236,6 +238,11 @@ Status copyEntries(const fb::Program &p, Manifest &m) {
       if (const auto *buckets = t->gradient_buckets())
         e.gradientBuckets.assign(buckets->begin(), buckets->end());
       e.bucketMb = t->bucket_mb();
+      if (t->zero() != 0 && t->zero() != 1)
+        return corrupt("train entry " + e.name + " has zero = " +
+                       std::to_string(t->zero()));
+      e.zero = t->zero() == 1;
+      e.zeroParams = strings(t->zero_params());
       if (const fb::GradScaler *g = t->grad_scaler()) {
         e.gradScaler = GradScalerInfo{g->init_scale(), g->growth_factor(),
                                       g->backoff_factor(),
@@ -284,6 +291,59 @@ Status copyEntries(const fb::Program &p, Manifest &m) {
   return Status();
 }
 
+/// ZeRO-1's parts agree (docs/runtime/zero.md): a zero entry names
+/// parameters it updates and has, for each of their element types, one
+/// UpdateChunk function whose window is a parameter chunk, a gradient
+/// chunk and the state kinds, all 1-D of one size and type; nothing else
+/// has a window.
+Status checkZero(const Manifest &m) {
+  for (const FunctionInfo &f : m.functions) {
+    const TrainInfo *t = nullptr;
+    for (const TrainInfo &e : m.train)
+      if (e.name == f.entry)
+        t = &e;
+    bool chunk = f.kind == FunctionKind::UpdateChunk;
+    bool ok = chunk == !f.window.empty() && (!chunk || (t && t->zero)) &&
+              std::all_of(f.window.begin(), f.window.end(),
+                          [&](size_t i) { return i < m.buffers.size(); });
+    for (size_t i = 0; ok && i < f.window.size(); ++i) {
+      const BufferInfo &b = m.buffers[f.window[i]];
+      const BufferInfo &first = m.buffers[f.window[0]];
+      ok = b.role == Role::Window && b.entry == f.entry &&
+           b.shape.size() == 1 && b.shape == first.shape &&
+           b.dtype == first.dtype &&
+           (i > 1 || b.key == (i == 0 ? "param" : "grad"));
+    }
+    if (!ok || (chunk && f.window.size() < 2))
+      return corrupt("function " + f.symbol + " is not a ZeRO-1 chunk update "
+                     "of a zero = 1 entry with a window");
+  }
+  for (const TrainInfo &t : m.train) {
+    if (!t.zero && !t.zeroParams.empty())
+      return corrupt("train entry " + t.name + " is not zero = 1 but names "
+                     "ZeRO-1 parameters");
+    for (const std::string &name : t.zeroParams) {
+      const ParamInfo *p = nullptr;
+      for (const ParamInfo &q : m.params)
+        if (q.name == name)
+          p = &q;
+      bool stepped = p && p->gradBuffer &&
+                     std::any_of(m.functions.begin(), m.functions.end(),
+                                 [&](const FunctionInfo &f) {
+                                   return f.kind == FunctionKind::UpdateChunk &&
+                                          f.entry == t.name &&
+                                          m.buffers[f.window[0]].dtype ==
+                                              p->dtype;
+                                 });
+      if (!stepped)
+        return corrupt("train entry " + t.name + " names " + name +
+                       ", which is no parameter with a gradient and a ZeRO-1 "
+                       "chunk update of its type");
+    }
+  }
+  return Status();
+}
+
 } // namespace
 
 Result<Manifest> Manifest::load(const uint8_t *data, size_t size,
@@ -326,6 +386,7 @@ Result<Manifest> Manifest::load(const uint8_t *data, size_t size,
   MODELC_RETURN_IF_ERROR(copyDataSets(p, m));
   MODELC_RETURN_IF_ERROR(copyFunctions(p, m, table, tableSize));
   MODELC_RETURN_IF_ERROR(copyEntries(p, m));
+  MODELC_RETURN_IF_ERROR(checkZero(m));
   m.flatbuffer = std::move(aligned);
   return m;
 }

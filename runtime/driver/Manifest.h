@@ -56,6 +56,9 @@ struct FunctionInfo {
   FunctionKind kind;
   std::string entry;
   modelc_fn fn;
+  /// UpdateChunk: its window (Role::Window buffers: the parameter's chunk,
+  /// the gradient's, then one per state kind), as buffer indices.
+  std::vector<size_t> window;
 };
 
 struct OptimizerInfo {
@@ -101,6 +104,10 @@ struct TrainInfo {
   /// `parallel { bucket_mb }` that cut them (0 in older programs).
   std::vector<uint64_t> gradientBuckets;
   double bucketMb = 0;
+  /// `parallel { zero }`: ZeRO-1 (docs/runtime/zero.md) when true, with
+  /// the parameters its update prepares, in order.
+  bool zero = false;
+  std::vector<std::string> zeroParams;
 };
 
 struct InferInfo {

@@ -59,8 +59,10 @@ Status preflightCheckpoints(const TrainPlan &p, const CommandLine &cl,
                               *removed, *removed == 1 ? "" : "s", ck.dir);
     }
   }
-  // An existing step_N is exchanged with the new one: two at once.
-  warnIfShort(ck.dir, 2 * checkpointBytes(p.tensors), "a checkpoint", io);
+  // An existing step_N is exchanged with the new one: two at once. Under
+  // ZeRO-1 the state is in no arena buffer, but in the file as without.
+  warnIfShort(ck.dir, 2 * (checkpointBytes(p.tensors) + p.shardedStateBytes),
+              "a checkpoint", io);
   return Status();
 }
 

@@ -4,6 +4,7 @@
 #include "runtime/driver/TrainPlan.h"
 
 #include "runtime/data/BatchOrder.h"
+#include "runtime/driver/Zero.h"
 
 #include <fmt/format.h>
 
@@ -202,6 +203,12 @@ Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
                          "' has no eval");
   }
   p.tensors = {parameterBuffers(m), stateBuffers(m, e.name)};
+  if (e.zero) {
+    Result<ZeroShards> zero = ZeroShards::plan(m, e, 1);
+    if (!zero)
+      return zero.status();
+    p.shardedStateBytes = zero->totalBytes();
+  }
   return p;
 }
 

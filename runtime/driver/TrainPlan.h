@@ -46,6 +46,9 @@ struct TrainPlan {
   int64_t totalSteps = 0;
   CheckpointConfig checkpoint;
   CheckpointTensors tensors;
+  /// ZeRO-1: the optimizer state's bytes, which no arena buffer holds
+  /// (`tensors.state` is empty; the ranks' shards hold it, Zero.h).
+  uint64_t shardedStateBytes = 0;
 };
 
 /// Resolves the train command's entry, flags and data (spec §10).

@@ -13,6 +13,7 @@
 #include "runtime/driver/Signals.h"
 #include "runtime/driver/Text.h"
 #include "runtime/driver/TrainPlan.h"
+#include "runtime/driver/Zero.h"
 
 #include <fmt/format.h>
 
@@ -39,7 +40,7 @@ struct RankPlace {
 };
 
 void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
-                 const Arena &arena, ProgramIO &io) {
+                 const Arena &arena, const ZeroShards *zero, ProgramIO &io) {
   const TrainInfo &e = *p.entry;
   io.err << fmt::format("{} (source {})\n", m.sourceName,
                         m.sourceHash.substr(0, 12));
@@ -74,6 +75,16 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
                           l.ranksPerProcess == 1 ? "" : "s", l.source,
                           ipv6 ? "[" : "", l.masterHost, ipv6 ? "]" : "",
                           l.masterPort);
+  if (zero) {
+    std::vector<uint64_t> held = zero->bytesPerRank();
+    uint64_t most = *std::max_element(held.begin(), held.end());
+    io.err << fmt::format("zero 1: optimizer state {} sharded in chunks "
+                          "over {} rank{}: at most {} per rank, plus a {} "
+                          "window\n",
+                          formatBytes(zero->totalBytes()), zero->ranks(),
+                          zero->ranks() == 1 ? "" : "s", formatBytes(most),
+                          formatBytes(zero->windowBytes()));
+  }
   if (!p.checkpoint.resumeFrom.empty())
     io.err << "resuming from " << p.checkpoint.resumeFrom
            << (p.rescaled.empty() ? "" : ": " + p.rescaled) << "\n";
@@ -92,9 +103,10 @@ public:
   /// `log` is rank 0's; the other ranks log nothing (null).
   TrainLoop(const TrainPlan &plan, const CommandLine &cl,
             CheckpointState identity, Arena &arena, RunLog *log,
-            ProgramIO &io, Clock::time_point started, RankPlace place)
+            ProgramIO &io, Clock::time_point started, RankPlace place,
+            ZeroShards *zero)
       : p_(plan), cl_(cl), identity_(std::move(identity)), arena_(arena),
-        log_(log), io_(io), started_(started), place_(place),
+        log_(log), io_(io), started_(started), place_(place), zero_(zero),
         context_(place.comm),
         order_(plan.data->numSamples(), plan.globalBatch, plan.settings.shuffle,
                plan.settings.seed) {
@@ -108,11 +120,24 @@ public:
   }
 
   Status resume() {
+    // ZeRO-1: the whole state is read, then each rank keeps its shard.
+    CheckpointTensors tensors = p_.tensors;
+    std::optional<Arena> whole;
+    if (zero_) {
+      Result<Arena> a = zero_->wholeArena();
+      if (!a)
+        return a.status();
+      whole.emplace(a.take());
+      tensors.state = zero_->wholeState();
+      tensors.stateArena = &*whole;
+    }
     Result<CheckpointState> s =
         restoreCheckpoint(p_.checkpoint.resumeFrom, identity_.sourceHash,
-                          p_.entry->name, p_.tensors, arena_);
+                          p_.entry->name, tensors, arena_);
     if (!s)
       return s.status();
+    if (zero_)
+      zero_->takeShard(*whole);
     if (s->batchInEpoch >= p_.stepsPerEpoch)
       return Status::error(fmt::format(
           "{}: its data cursor (batch {} of epoch {}) does not fit data set "
@@ -219,6 +244,8 @@ private:
   ProgramIO &io_;
   Clock::time_point started_;
   RankPlace place_;
+  /// ZeRO-1's shards of the optimizer state; null without zero = 1.
+  ZeroShards *zero_;
   dist::RankContext context_;
   /// What agree() decided for the step just run: the signal to stop for
   /// (0: none) and whether the time limit is up.
@@ -243,7 +270,20 @@ private:
 Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
                              int64_t batchInEpoch) {
   // Every rank holds the same state: rank 0 writes it (as D/step_N,
-  // which the other ranks name in their messages).
+  // which the other ranks name in their messages). Under ZeRO-1 each
+  // holds a shard of the optimizer state, which rank 0 gathers first.
+  CheckpointTensors tensors = p_.tensors;
+  std::optional<Arena> whole;
+  if (zero_) {
+    Result<std::optional<Arena>> gathered = zero_->gather(place_.comm);
+    if (!gathered)
+      return gathered.status();
+    whole = gathered.take();
+    if (whole) {
+      tensors.state = zero_->wholeState();
+      tensors.stateArena = &*whole;
+    }
+  }
   if (!place_.leader()) {
     lastCheckpoint_ = s;
     lastCheckpointDir_ =
@@ -267,7 +307,7 @@ Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
   MODELC_RETURN_IF_ERROR(arena_.pullPersistent());
   state.paramsFinite = allFinite(p_.tensors.params, arena_);
   Result<std::string> dir = writeCheckpoint(
-      p_.checkpoint.dir, state, p_.tensors, arena_, p_.checkpoint.keep);
+      p_.checkpoint.dir, state, tensors, arena_, p_.checkpoint.keep);
   if (!dir)
     return dir.status();
   lastCheckpoint_ = s;
@@ -349,6 +389,8 @@ Status TrainLoop::runStep(int64_t s) {
   // With loss scaling the host waits every step: the next step's scale
   // depends on whether this one's gradients were finite.
   MODELC_RETURN_IF_ERROR(arena_.launch(p_.update));
+  if (zero_)
+    MODELC_RETURN_IF_ERROR(zero_->update(arena_, place_.comm));
   bool logged = s % p_.settings.logEvery == 0 || s == p_.totalSteps;
   if (logged || scaler_)
     MODELC_RETURN_IF_ERROR(arena_.finish(p_.update));
@@ -614,18 +656,27 @@ Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io) {
       return opened.status();
     log.emplace(opened.take());
   }
+  std::optional<ZeroShards> zero;
+  if (plan.entry->zero) {
+    Result<ZeroShards> shards =
+        ZeroShards::create(m, *plan.entry, place.rank, place.ranks);
+    if (!shards)
+      return shards.status();
+    zero.emplace(shards.take());
+  }
   TrainLoop loop(plan, cl, run.identity, *arena, log ? &*log : nullptr, io,
-                 run.started, place);
+                 run.started, place, zero ? &*zero : nullptr);
   if (resuming)
     MODELC_RETURN_IF_ERROR(loop.resume());
   MODELC_RETURN_IF_ERROR(useDevice(run.device, m, *arena, io));
   if (place.leader())
-    printBanner(m, plan, cl, *arena, io);
+    printBanner(m, plan, cl, *arena, zero ? &*zero : nullptr, io);
   Result<LoopEnd> end = loop.run();
   if (!end)
     return end.status();
+  // Under ZeRO-1 the final checkpoint gathers the state from every rank.
   if (!place.leader())
-    return Status();
+    return zero && end->finished ? loop.finalCheckpoint() : Status();
   if (!end->finished) {
     io.err << end->note
            << (cl.save.empty() ? "" : "; --save is written when the run ends")
@@ -785,6 +836,12 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
         "a run of {} processes ({}) trains on CPU ranks for now: pass --cpu "
         "(GPUs across processes, over NCCL, are not there yet)",
         launch.processes, launch.source));
+  if (plan->entry->zero && device->gpu)
+    return Status::error(
+        fmt::format("train {}: zero = 1 (ZeRO-1) shards the optimizer state "
+                    "over CPU ranks for now: pass --cpu (GPU data "
+                    "parallelism is not there yet)",
+                    plan->entry->name));
   // Node 0 alone writes, so it alone checks where it will write.
   if (launch.process == 0)
     MODELC_RETURN_IF_ERROR(preflightTraining(*plan, cl, identity, io));
