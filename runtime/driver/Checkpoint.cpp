@@ -105,6 +105,7 @@ std::string stateJson(const CheckpointState &s) {
   j["precision"] = s.precision;
   j["ranks"] = s.ranks;
   j["accumulate"] = s.accumulate;
+  j["cursor_shift"] = s.cursorShift;
   j["source_hash"] = s.sourceHash;
   j["entry"] = s.entry;
   j["total_steps"] = s.totalSteps;
@@ -376,7 +377,12 @@ Result<CheckpointState> parseCheckpointState(const std::string &text,
       return Status::error(path + ": not a checkpoint state: not a JSON object");
     CheckpointState s;
     s.step = integerField<int64_t>(j, "step", 0, kMaxCount, path);
-    s.epoch = integerField<int64_t>(j, "epoch", 0, s.step, path);
+    // After --allow-batch-change the cursor may be ahead of the step count.
+    if (j.contains("cursor_shift"))
+      s.cursorShift = integerField<int64_t>(j, "cursor_shift", -kMaxCount,
+                                            kMaxCount, path);
+    s.epoch = integerField<int64_t>(
+        j, "epoch", 0, s.step + std::max<int64_t>(s.cursorShift, 0), path);
     s.batchInEpoch =
         integerField<int64_t>(j, "batch_in_epoch", 0, kMaxCount, path);
     s.rngCounter =

@@ -31,6 +31,10 @@ struct CheckpointState {
   /// batch). 1 and 0 (= the entry's) in older checkpoints.
   int64_t ranks = 1;
   int64_t accumulate = 0;
+  /// Where the data cursor is (epoch × steps per epoch + batch in epoch)
+  /// less the step count: 0, except after a resume with
+  /// --allow-batch-change, whose steps before it counted other batches.
+  int64_t cursorShift = 0;
   std::string sourceHash;
   std::string entry;
   int64_t totalSteps = 0;

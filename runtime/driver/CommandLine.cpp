@@ -79,6 +79,9 @@ void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw,
   t->add_flag("--overwrite-checkpoints", cl.overwriteCheckpoints,
               "Remove another run's checkpoints from the checkpoint "
               "directory instead of refusing to start");
+  t->add_flag("--allow-batch-change", cl.allowBatchChange,
+              "With --resume on a rank count that cannot keep the "
+              "checkpoint's global batch, go on with the nearest one");
   t->add_option("--time-limit", cl.timeLimitText,
                 "Stop after the step under way once DURATION (90m, 1h30m, "
                 "45s) has passed, checkpoint and exit 0");
@@ -268,6 +271,9 @@ Result<CommandLine> parseCommandLine(const std::string &programName,
     return Status::error("--overwrite-checkpoints and --resume: give one of "
                          "them (one continues the checkpoints, the other "
                          "removes them)");
+  if (cl.allowBatchChange && !cl.resume)
+    return Status::error("--allow-batch-change applies to --resume (a run "
+                         "from the beginning takes the batch it is given)");
   if (cl.steps && cl.epochs)
     return Status::error("--steps and --epochs: give one of them");
   if (!std::isfinite(cl.stepSize) || !std::isfinite(cl.tolerance))

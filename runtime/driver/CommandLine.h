@@ -43,6 +43,10 @@ struct CommandLine {
   /// Remove another run's checkpoints from the checkpoint directory instead
   /// of refusing to start.
   bool overwriteCheckpoints = false;
+  /// --allow-batch-change: resuming on a rank count that cannot keep the
+  /// checkpoint's global batch goes on with another one instead of
+  /// refusing (docs/runtime/distributed.md).
+  bool allowBatchChange = false;
   /// --time-limit: stop after the step under way once this many seconds
   /// have passed since the start, checkpoint, exit 0.
   std::optional<double> timeLimitSeconds;

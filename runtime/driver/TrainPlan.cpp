@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 
@@ -71,8 +72,10 @@ Status resolveCheckpoints(const TrainInfo &e, const CommandLine &cl,
 /// of another rank count, the count that keeps its global batch (ranks x
 /// accumulate micro-batches of `batch`), which must split evenly over the
 /// ranks now asked for (8 x 1 -> 4 x 2 -> 1 x 8, as torchrun users expect
-/// of a fixed global batch).
-Status resolveAccumulation(const TrainInfo &e, TrainPlan &p) {
+/// of a fixed global batch). With --allow-batch-change a count that cannot
+/// takes the accumulation nearest to it instead (p.batchChange).
+Status resolveAccumulation(const TrainInfo &e, const CommandLine &cl,
+                           TrainPlan &p) {
   p.accumulate = e.accumulate;
   if (p.checkpoint.resumeFrom.empty())
     return Status();
@@ -80,28 +83,62 @@ Status resolveAccumulation(const TrainInfo &e, TrainPlan &p) {
   if (!state)
     return state.status();
   int64_t accumulate = state->accumulate > 0 ? state->accumulate : e.accumulate;
+  p.cursorShift = state->cursorShift;
   if (state->ranks == p.ranks) {
     p.accumulate = accumulate;
     return Status();
   }
-  int64_t microBatches = state->ranks * accumulate;
-  if (microBatches % p.ranks != 0)
-    return Status::error(fmt::format(
-        "--resume {}: that run took {} ranks x accumulate {} micro-batches of "
-        "{} per step; {} ranks cannot split its {} evenly, so the global "
-        "batch would change; resume on a rank count that divides {}",
-        p.checkpoint.resumeFrom, state->ranks, accumulate, e.batch, p.ranks,
-        microBatches, microBatches));
-  p.accumulate = microBatches / p.ranks;
   auto ranks = [](int64_t n) {
     return fmt::format("{} rank{}", n, n == 1 ? "" : "s");
   };
+  int64_t microBatches = state->ranks * accumulate;
+  if (microBatches % p.ranks == 0) {
+    p.accumulate = microBatches / p.ranks;
+    p.rescaled = fmt::format(
+        "the checkpoint's run took {} x accumulate {}; {} x accumulate {} "
+        "keep its global batch of {}",
+        ranks(state->ranks), accumulate, ranks(p.ranks), p.accumulate,
+        e.batch * microBatches);
+    return Status();
+  }
+  // The nearest accumulation, at least 1 (halves round up).
+  int64_t nearest = std::max<int64_t>(1, (2 * microBatches + p.ranks) /
+                                             (2 * p.ranks));
+  if (!cl.allowBatchChange)
+    return Status::error(fmt::format(
+        "--resume {}: that run took {} ranks x accumulate {} micro-batches of "
+        "{} per step; {} ranks cannot split its {} evenly, so the global "
+        "batch would change; resume on a rank count that divides {}, or pass "
+        "--allow-batch-change to go on with accumulate {} (a global batch of "
+        "{})",
+        p.checkpoint.resumeFrom, state->ranks, accumulate, e.batch, p.ranks,
+        microBatches, microBatches, nearest, e.batch * nearest * p.ranks));
+  p.accumulate = nearest;
+  p.batchChange = TrainPlan::BatchChange{e.batch * microBatches, state->step,
+                                         state->epoch, state->batchInEpoch};
   p.rescaled = fmt::format(
-      "the checkpoint's run took {} x accumulate {}; {} x accumulate {} "
-      "keep its global batch of {}",
-      ranks(state->ranks), accumulate, ranks(p.ranks), p.accumulate,
-      e.batch * microBatches);
+      "the checkpoint's run took {} x accumulate {} (a global batch of {}); "
+      "{} x accumulate {} make a global batch of {} (--allow-batch-change)",
+      ranks(state->ranks), accumulate, e.batch * microBatches, ranks(p.ranks),
+      p.accumulate, e.batch * p.accumulate * p.ranks);
   return Status();
+}
+
+/// --allow-batch-change: where the checkpoint's data cursor lands in
+/// batches of the new global batch, and so the new cursor shift.
+void rebaseCursor(TrainPlan &p) {
+  TrainPlan::BatchChange &c = *p.batchChange;
+  int64_t samples = c.batchInEpoch * c.fromGlobalBatch;
+  c.batchInEpoch = samples / p.globalBatch;
+  if (c.batchInEpoch >= p.stepsPerEpoch) {
+    ++c.epoch;
+    c.batchInEpoch = 0;
+  }
+  p.rescaled += fmt::format(
+      "; the data go on from batch {} of epoch {} ({} of the epoch's samples "
+      "done, {} of them again)",
+      c.batchInEpoch, c.epoch, samples, samples - c.batchInEpoch * p.globalBatch);
+  p.cursorShift = c.epoch * p.stepsPerEpoch + c.batchInEpoch - c.step;
 }
 
 Status bindFunctionsAndOutputs(const Manifest &m, TrainPlan &p) {
@@ -169,7 +206,7 @@ Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
   p.data.emplace(data.take());
 
   MODELC_RETURN_IF_ERROR(resolveCheckpoints(e, cl, p.settings, p.checkpoint));
-  MODELC_RETURN_IF_ERROR(resolveAccumulation(e, p));
+  MODELC_RETURN_IF_ERROR(resolveAccumulation(e, cl, p));
   p.globalBatch = e.batch * p.accumulate * p.ranks;
   p.stepsPerEpoch = BatchOrder(p.data->numSamples(), p.globalBatch,
                                p.settings.shuffle, p.settings.seed)
@@ -184,6 +221,14 @@ Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
   if (!total)
     return total.status();
   p.totalSteps = *total;
+  // A run of epochs ends with its last epoch: after a batch change its
+  // steps before the change counted other batches (a run of `steps` keeps
+  // its count).
+  if (p.batchChange)
+    rebaseCursor(p);
+  bool byEpochs = !cl.steps && (cl.epochs || e.steps <= 0);
+  if (byEpochs && p.cursorShift != 0)
+    p.totalSteps = std::max<int64_t>(p.totalSteps - p.cursorShift, 1);
   const std::string &schedule = e.schedule.kind;
   if ((schedule == "warmup_cosine" || schedule == "linear") &&
       p.settings.warmup >= p.totalSteps)

@@ -42,6 +42,18 @@ struct TrainPlan {
   /// batch; `rescaled` then says so for the banner.
   int64_t accumulate = 1;
   std::string rescaled;
+  /// A run resumed with --allow-batch-change on another global batch:
+  /// the checkpoint's, and where its data cursor lands in batches of the
+  /// new one (the samples of the epoch it had consumed, rounded down to a
+  /// whole new batch). The step count goes on from the checkpoint's.
+  struct BatchChange {
+    int64_t fromGlobalBatch = 0;
+    int64_t step = 0, epoch = 0, batchInEpoch = 0;
+  };
+  std::optional<BatchChange> batchChange;
+  /// The data cursor's position less the step count (CheckpointState::
+  /// cursorShift): the checkpoint's, or after a batch change the new one.
+  int64_t cursorShift = 0;
   int64_t stepsPerEpoch = 0;
   int64_t totalSteps = 0;
   CheckpointConfig checkpoint;

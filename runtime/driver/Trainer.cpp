@@ -44,10 +44,11 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
   const TrainInfo &e = *p.entry;
   io.err << fmt::format("{} (source {})\n", m.sourceName,
                         m.sourceHash.substr(0, 12));
-  io.err << fmt::format("train {}: {}, batch {} x accumulate {} x ranks {}, "
-                        "{} steps ({} per epoch of {} samples)\n",
+  io.err << fmt::format("train {}: {}, batch {} x accumulate {} x ranks {} "
+                        "(global batch {}), {} steps ({} per epoch of {} "
+                        "samples)\n",
                         e.name, deviceText(arena), e.batch, p.accumulate,
-                        p.ranks, p.totalSteps, p.stepsPerEpoch,
+                        p.ranks, p.globalBatch, p.totalSteps, p.stepsPerEpoch,
                         p.data->numSamples());
   std::string precision = "precision " + e.precision;
   if (const std::optional<GradScalerInfo> &g = p.settings.gradScaler)
@@ -63,9 +64,10 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
                           formatCount(m.parameterCount()),
                           formatBytes(d->arenaBytes()), d->kernelCount());
   else
-    io.err << fmt::format("parameters {}, arena {} planned\n",
+    io.err << fmt::format("parameters {}, arena {} planned{}\n",
                           formatCount(m.parameterCount()),
-                          formatBytes(m.arenaBytes));
+                          formatBytes(m.arenaBytes),
+                          p.ranks > 1 ? " per rank" : "");
   const dist::LaunchPlan &l = p.launch;
   bool ipv6 = l.masterHost.find(':') != std::string::npos;
   if (l.processes > 1)
@@ -138,6 +140,12 @@ public:
       return s.status();
     if (zero_)
       zero_->takeShard(*whole);
+    // --allow-batch-change: the cursor in batches of the new global batch
+    // (TrainPlan::BatchChange), which the checks below then hold to.
+    if (const std::optional<TrainPlan::BatchChange> &c = p_.batchChange) {
+      s->epoch = c->epoch;
+      s->batchInEpoch = c->batchInEpoch;
+    }
     if (s->batchInEpoch >= p_.stepsPerEpoch)
       return Status::error(fmt::format(
           "{}: its data cursor (batch {} of epoch {}) does not fit data set "
@@ -148,7 +156,8 @@ public:
       return Status::error(
           fmt::format("{} is at step {}, past the end of this run ({} steps)",
                       p_.checkpoint.resumeFrom, s->step, p_.totalSteps));
-    if (s->epoch * p_.stepsPerEpoch + s->batchInEpoch != s->step)
+    if (s->epoch * p_.stepsPerEpoch + s->batchInEpoch - s->step !=
+        p_.cursorShift)
       return Status::error(fmt::format(
           "{}: its data cursor (batch {} of epoch {}) is not where {} steps "
           "of {} per epoch end; was the data or the batch changed?",
@@ -299,6 +308,7 @@ Status TrainLoop::checkpoint(int64_t s, uint64_t counter, int64_t epoch,
   state.precision = p_.entry->precision;
   state.ranks = place_.ranks;
   state.accumulate = p_.accumulate;
+  state.cursorShift = p_.cursorShift;
   state.skippedSteps = skippedSteps_;
   if (scaler_) {
     state.lossScale = scaler_->scale();

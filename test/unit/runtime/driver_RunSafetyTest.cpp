@@ -387,6 +387,10 @@ TEST(CheckpointStateTest, FieldsAreRangeChecked) {
       {"epoch", int64_t(9223372036854775807), "\"epoch\" is "
                                               "9223372036854775807, outside 0 "
                                               "to 5"},
+      {"cursor_shift", int64_t(-9223372036854775807),
+       "\"cursor_shift\" is -9223372036854775807, outside "
+       "-4611686018427387904 to 4611686018427387904"},
+      {"cursor_shift", "1", "\"cursor_shift\" must be an integer"},
       {"step", "5", "\"step\" must be an integer"},
       {"total_steps", 4, "\"total_steps\" is 4, outside 5 to"},
       {"loss_scale", 0, "\"loss_scale\" must be a finite number > 0"},

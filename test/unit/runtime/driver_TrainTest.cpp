@@ -44,7 +44,7 @@ TEST_F(DriverTest, TrainsAndPrintsPlainLines) {
       evals[0], std::regex(R"(eval step 10 loss \d+\.\d{4} mae \d+\.\d{4})")))
       << evals[0];
   EXPECT_NE(r.err.find("train fit: CPU"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("batch 4 x accumulate 1 x ranks 1, 20 steps"),
+  EXPECT_NE(r.err.find("batch 4 x accumulate 1 x ranks 1 (global batch 4), 20 steps"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("parameters 3"), std::string::npos) << r.err;
