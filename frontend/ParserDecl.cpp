@@ -111,6 +111,15 @@ bool Parser::parseBlock(ast::Module &module) {
   SourceLoc nameLoc;
   bool header =
       expectName(block.name, nameLoc, "after 'block'") && parseBlockArgs(block);
+  // The result types may begin the next line: `block f(x: T)` then
+  // `    -> U {`.
+  if (header && at(TokenKind::Newline)) {
+    size_t ahead = 1;
+    while (peek(ahead).kind == TokenKind::Newline)
+      ++ahead;
+    if (peek(ahead).kind == TokenKind::Arrow)
+      skipNewlines();
+  }
   if (header && accept(TokenKind::Arrow)) {
     if (at(TokenKind::LParen)) {
       const Token &open = take();

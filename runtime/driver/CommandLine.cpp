@@ -16,13 +16,35 @@ namespace {
 const char *const kCommands[] = {"train",    "eval",      "infer",
                                  "describe", "gradcheck", "kernelcheck"};
 
+/// A number of at least 0, or (`positive`) above it. CLI11's own
+/// PositiveNumber and NonNegativeNumber print their range in full, a
+/// 309-digit double; this names what is wanted. Text that is no number is
+/// left to the option's conversion, which says so.
+CLI::Validator atLeastZero(bool positive) {
+  return CLI::Validator(
+      [positive](std::string &text) -> std::string {
+        char *end = nullptr;
+        double value = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0')
+          return "";
+        if (positive ? value > 0 : value >= 0)
+          return "";
+        return std::string(positive ? "must be positive" : "must not be "
+                                                           "negative") +
+               ", not " + text;
+      },
+      positive ? "POSITIVE" : "NONNEGATIVE");
+}
+const CLI::Validator kPositive = atLeastZero(true);
+const CLI::Validator kNonNegative = atLeastZero(false);
+
 void addDeviceOptions(CLI::App &cmd, CommandLine &cl) {
   cmd.add_flag("--cpu", cl.cpu, "Run on the CPU (the default of this build)");
   cmd.add_option("--gpus", cl.gpus,
                  "GPUs to use: N, a list such as 0,2,3, or all");
   cmd.add_option("--ranks", cl.ranks,
                  "Data-parallel CPU ranks (train; default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
 }
 
 CLI::Option *addListOption(CLI::App &cmd, const std::string &name,
@@ -58,9 +80,9 @@ void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw,
   addListOption(*t, "--eval-data", raw.evalData,
                 "FIELD=PATH: replace an eval data source");
   t->add_option("--steps", cl.steps, "Optimizer steps to run")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   t->add_option("--epochs", cl.epochs, "Epochs to run")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   addListOption(*t, "--set", cl.sets, "KEY=VALUE: override a setting");
   t->add_option("--seed", cl.seed, "Same as --set seed=N")
       ->check(CLI::Range(uint64_t(0), uint64_t(1) << 53));
@@ -71,7 +93,7 @@ void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw,
                 "Write checkpoints into this directory");
   t->add_option("--checkpoint-every", cl.checkpointEvery,
                 "Write a checkpoint every N steps")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   t->add_option("--resume", cl.resumeDir,
                 "Continue from the newest checkpoint in D (default: the "
                 "checkpoint directory); none there yet starts from step 0")
@@ -88,15 +110,15 @@ void defineTrain(CLI::App &app, CommandLine &cl, RawLists &raw,
   t->add_option("--nnodes", cl.launch.nnodes,
                 "Processes (nodes) of a distributed run (default 1, or the "
                 "launcher's WORLD_SIZE)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   t->add_option("--node-rank", cl.launch.nodeRank,
                 "This process's place among them, from 0")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   t->add_option("--master", cl.launch.master,
                 "HOST:PORT where node 0 serves the rendezvous");
   t->add_option("--ranks-per-node", cl.launch.ranksPerNode,
                 "Ranks each process runs (default: --ranks, or 1 GPU)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   t->add_option("--timeout", cl.timeoutText,
                 "How long ranks wait for each other (the rendezvous, each "
                 "collective) before the run fails naming the missing rank "
@@ -144,10 +166,10 @@ void defineKernelcheck(CLI::App &app, CommandLine &cl) {
       ->check(CLI::Range(uint64_t(0), uint64_t(1) << 53));
   k->add_option("--rtol", cl.rtol, "Relative tolerance")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   k->add_option("--atol", cl.atol, "Absolute tolerance")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
 }
 
 // A developer command: not in spec §10 (docs/runtime/cli.md, Gradcheck).
@@ -163,15 +185,15 @@ void defineGradcheck(CLI::App &app, CommandLine &cl, RawLists &raw) {
   g->add_option("--step-size", cl.stepSize,
                 "Relative step h: p +- h * max(1, |p|)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   g->add_option("--tolerance", cl.tolerance,
                 "Largest passing norm-wise relative error")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   g->add_option("--max-elements", cl.maxElements,
                 "Elements checked per parameter (evenly spaced)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
 }
 
 } // namespace

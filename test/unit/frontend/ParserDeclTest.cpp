@@ -65,6 +65,19 @@ TEST_F(ParserDeclTest, BlockWithoutResultsAndMultilineArgs) {
   EXPECT_TRUE(m->blocks.at(0).results.empty());
 }
 
+// Result types may start the next line, as a long signature is wrapped
+// (issue 16).
+TEST_F(ParserDeclTest, ResultArrowOnTheNextLine) {
+  auto m = parse("block mlp(x: f32[b, n], hidden: int)\n    -> f32[b, 10] "
+                 "{\n  return x\n}\nblock two(x: f32[n])\n\n  -> (f32[n], "
+                 "f32[n]) {\n  return x, x\n}");
+  ASSERT_TRUE(m) << out.str();
+  ASSERT_EQ(m->blocks.size(), 2u);
+  ASSERT_EQ(m->blocks[0].results.size(), 1u);
+  EXPECT_EQ(formatType(m->blocks[0].results[0]), "f32[b, 10]");
+  EXPECT_EQ(m->blocks[1].results.size(), 2u);
+}
+
 TEST_F(ParserDeclTest, DimensionExpressions) {
   auto m = parse("data text {\n  tokens: u16[T + 1] = windows(file(\"a\"))\n"
                  "  shuffle = false\n}");

@@ -56,6 +56,32 @@ TEST(DriverCommandLine, EvalInferDescribe) {
   EXPECT_TRUE(d.json);
 }
 
+// A number out of range is named with what is wanted, not CLI11's range
+// (which printed DBL_MAX in full: 309 digits).
+TEST(DriverCommandLine, NumbersOutOfRangeSayWhatIsWanted) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"--steps", "0"}, "--steps: must be positive, not 0"},
+      {{"--epochs", "-3"}, "--epochs: must be positive, not -3"},
+      {{"--cpu", "--ranks", "0"}, "--ranks: must be positive, not 0"},
+      {{"--checkpoint-every", "-1"},
+       "--checkpoint-every: must not be negative, not -1"},
+      {{"kernelcheck", "--rtol", "-0.5"},
+       "--rtol: must not be negative, not -0.5"},
+  };
+  for (const auto &[args, message] : cases) {
+    Result<CommandLine> cl = parseCommandLine("prog", args);
+    ASSERT_FALSE(cl.ok()) << message;
+    EXPECT_EQ(cl.status().message(), message);
+    EXPECT_EQ(cl.status().exitCode(), kExitUsage);
+  }
+  // Zero where zero is allowed; text that is no number is the
+  // conversion's error.
+  EXPECT_EQ(parse({"--checkpoint-every", "0"}).checkpointEvery, 0);
+  Result<CommandLine> text = parseCommandLine("prog", {"--steps", "x"});
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("--steps"), std::string::npos);
+}
+
 TEST(DriverCommandLine, HelpListsCommandsAndOptions) {
   CommandLine top = parse({"--help"});
   EXPECT_EQ(top.command, Command::Help);
