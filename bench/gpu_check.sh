@@ -109,6 +109,18 @@ zero_refused() {
 }
 check zero_refused
 
+# Issue 16: 2^20 f32 values in [1, 2) sum within 1e-7 of f64 on the GPU
+# too (test/E2E/accurate-sum.test on the CPU).
+step "accurate f32 sums on the GPU"
+gpu_sums() {
+  local dir root=$PWD; dir=$(mktemp -d)
+  (cd "$dir" && $PY -c "import numpy as np; r = np.random.default_rng(0); np.save('x.npy', (1 + r.random((1, 1048576))).astype(np.float32)); np.save('a.npy', (r.standard_normal((1, 1000, 300)) + 0.5).astype(np.float32)); np.save('c.npy', (1 + r.random((1, 3, 5000, 7))).astype(np.float32))") &&
+    timeout 60 $G/sums infer --gpus 1 --input x=$dir/x.npy --input a=$dir/a.npy --input c=$dir/c.npy --output $dir/out.npz &&
+    (cd "$dir" && $PY "$root/test/E2E/Inputs/sums_check.py" out.npz) | tee $dir/check.txt &&
+    ! grep -q "OFF BY" $dir/check.txt
+}
+check gpu_sums
+
 step "fashion_mlp, spec §1 recipe (bf16) on the GPU (the CPU's bf16 reached 86.73%, eval_ref 8675 of 10000)"
 check timeout 300 $G/fashion_mlp --gpus 1 "${FASHION[@]}" --checkpoint-dir $CK/recipe \
   --save /tmp/gc-fashion.safetensors | tail -3

@@ -30,6 +30,9 @@ strip "$tmp/fashion_mlp_f16" "$tmp/mlp_f16"
 # and the refusal of a GPU run.
 "$BUILD/bin/modelc" examples/fashion_mlp.mdl --precision f32 -D ZERO=1 -o "$tmp/fashion_mlp_zero"
 strip "$tmp/fashion_mlp_zero"
+# Long f32 sums (issue 16, acceptance 4): the cascade on the GPU too.
+"$BUILD/bin/modelc" test/E2E/Inputs/sums.mdl -o "$tmp/sums"
+strip "$tmp/sums"
 # The same models in f64 (--widen-f64): GPU and CPU then agree to far
 # tighter tolerances, so a wrong kernel cannot hide in f32 rounding.
 for p in lenet char_gpt; do
@@ -37,10 +40,10 @@ for p in lenet char_gpt; do
   strip "$tmp/${p}_f64"
 done
 # Each program carries its own static OpenBLAS (~25 MB): compressed, the
-# eleven fit in the device machine's carry limit with the data.
+# twelve fit in the device machine's carry limit with the data.
 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
   fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
-  fashion_mlp_f16 mlp_f16 fashion_mlp_zero
+  fashion_mlp_f16 mlp_f16 fashion_mlp_zero sums
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"

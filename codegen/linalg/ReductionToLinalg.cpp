@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -47,11 +49,90 @@ Value buildExtremum(OpBuilder &b, Location loc, Value lhs, Value rhs, Type type,
              : b.create<arith::MinSIOp>(loc, lhs, rhs);
 }
 
+/// Sums of more than this many f32 terms go in blocks of it
+/// (createBlockedSum).
+constexpr int64_t kSumBlock = 128;
+
+/// The sum over `axes` of `input` (shape `shape`) into an f32
+/// accumulator, in a cascade as PyTorch's CPU sum makes one: with K terms
+/// per result, K > kSumBlock and the reduced axes adjacent, the axes are
+/// taken as one of K elements, whose first floor(K / kSumBlock) blocks of
+/// kSumBlock are each summed in order, then those partial sums the same
+/// way, level after level; the terms after the last whole block are summed
+/// in order and added at the end. Each term then passes through about
+/// log_128(K) short sums instead of one of K, so the error of a sum of
+/// 2^20 terms is near f32's rounding of the result rather than 2^20 times
+/// it. Otherwise (a short sum, axes apart, another accumulator) it is the
+/// plain in-order reduction. `combine` adds an element (of the input's
+/// type or the accumulator's) to the accumulator.
+Value createBlockedSum(
+    OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> shape,
+    ArrayRef<int64_t> axes, Value zero,
+    function_ref<Value(OpBuilder &, Location, ValueRange, Value)> combine) {
+  SmallVector<int64_t> sorted(axes);
+  llvm::sort(sorted);
+  int64_t terms = 1;
+  for (int64_t axis : sorted)
+    terms *= shape[axis];
+  bool adjacent =
+      !sorted.empty() && sorted.back() - sorted.front() + 1 == int64_t(sorted.size());
+  if (!zero.getType().isF32() || terms <= kSumBlock || !adjacent)
+    return createReduction(b, loc, input, shape, axes, zero, combine);
+
+  // The reduced axes as one, at position `axis`.
+  int64_t axis = sorted.front();
+  SmallVector<int64_t> flat(shape.begin(), shape.begin() + axis);
+  flat.push_back(terms);
+  flat.append(shape.begin() + sorted.back() + 1, shape.end());
+  Value x = reshapeTensor(b, loc, input, flat);
+  SmallVector<Value> tails;
+  while (flat[axis] > kSumBlock) {
+    int64_t count = flat[axis], blocks = count / kSumBlock;
+    auto slice = [&](int64_t offset, int64_t size) {
+      SmallVector<int64_t> sizes(flat);
+      sizes[axis] = size;
+      SmallVector<int64_t> offsets(flat.size(), 0), strides(flat.size(), 1);
+      offsets[axis] = offset;
+      MLIRContext *ctx = b.getContext();
+      return b
+          .create<tensor::ExtractSliceOp>(
+              loc, x, getAsIndexOpFoldResult(ctx, offsets),
+              getAsIndexOpFoldResult(ctx, sizes),
+              getAsIndexOpFoldResult(ctx, strides))
+          .getResult();
+    };
+    Value whole = blocks * kSumBlock == count ? x : slice(0, blocks * kSumBlock);
+    if (blocks * kSumBlock != count) {
+      SmallVector<int64_t> tailShape(flat);
+      tailShape[axis] = count - blocks * kSumBlock;
+      tails.push_back(createReduction(b, loc,
+                                      slice(blocks * kSumBlock,
+                                            tailShape[axis]),
+                                      tailShape, {axis}, zero, combine));
+    }
+    SmallVector<int64_t> split(flat.begin(), flat.begin() + axis);
+    split.push_back(blocks);
+    split.push_back(kSumBlock);
+    split.append(flat.begin() + axis + 1, flat.end());
+    x = createReduction(b, loc, reshapeTensor(b, loc, whole, split), split,
+                        {axis + 1}, zero, combine);
+    flat[axis] = blocks;
+  }
+  Value sum = createReduction(b, loc, x, flat, {axis}, zero, combine);
+  for (Value tail : tails)
+    sum = createElementwiseOp(
+        b, loc, cast<RankedTensorType>(sum.getType()), ValueRange{sum, tail},
+        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          return nb.create<arith::AddFOp>(nloc, args[0], args[1]);
+        });
+  return sum;
+}
+
 /// sum, mean, max, min over `axes`. Sums of f16/bf16 accumulate in f32 and
-/// round once (PyTorch's accumulate type); f32 sums accumulate sequentially
-/// in f32 (PyTorch sums in blocks, so long sums differ in the last bits).
-/// Integer sums wrap in their own type (the frontend widens to i64 first).
-/// mean divides the sum by the number of reduced elements.
+/// round once (PyTorch's accumulate type); f32 sums (and those) of many
+/// terms add in a cascade of short sums (createBlockedSum), as PyTorch's
+/// do. Integer sums wrap in their own type (the frontend widens to i64
+/// first). mean divides the sum by the number of reduced elements.
 template <typename OpTy> struct ReduceLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
 
@@ -75,9 +156,8 @@ template <typename OpTy> struct ReduceLowering : OpConversionPattern<OpTy> {
       init = createLowestValue(rewriter, loc, type);
     else
       init = createHighestValue(rewriter, loc, type);
-    Value reduced = createReduction(
-        rewriter, loc, adaptor.getInput(), shape, axes, init,
-        [&](OpBuilder &b, Location nloc, ValueRange elements, Value acc) {
+    auto combine = [&](OpBuilder &b, Location nloc, ValueRange elements,
+                       Value acc) -> Value {
           Value element = elements[0];
           if (!additive)
             return buildExtremum(b, nloc, element, acc, type,
@@ -87,7 +167,12 @@ template <typename OpTy> struct ReduceLowering : OpConversionPattern<OpTy> {
           if (element.getType() != accumulator)
             element = b.create<arith::ExtFOp>(nloc, accumulator, element);
           return b.create<arith::AddFOp>(nloc, element, acc).getResult();
-        });
+    };
+    Value reduced =
+        additive ? createBlockedSum(rewriter, loc, adaptor.getInput(), shape,
+                                    axes, init, combine)
+                 : createReduction(rewriter, loc, adaptor.getInput(), shape,
+                                   axes, init, combine);
 
     if (kind == ReduceKind::Mean || accumulator != signless) {
       int64_t count = 1;

@@ -193,3 +193,53 @@ func.func @log_softmax(%x: tensor<4x10xf16>) -> tensor<4x10xf16> {
   %r = mdl.log_softmax %x axis = 0 : tensor<4x10xf16>
   return %r : tensor<4x10xf16>
 }
+
+// -----
+
+// An f32 sum of more than 128 terms over adjacent axes adds in a cascade
+// (PyTorch's accuracy): the axes as one of 3000 terms; 23 blocks of 128
+// summed each, then the 23 partial sums; the 56 terms after the last block
+// summed alone and added at the end.
+// CHECK-LABEL: func.func @sum_blocked
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<4x1000x3xf32> into tensor<4x3000xf32>
+// CHECK: %[[WHOLE:.*]] = tensor.extract_slice %[[FLAT]][0, 0] [4, 2944] [1, 1]
+// CHECK: %[[REST:.*]] = tensor.extract_slice %[[FLAT]][0, 2944] [4, 56] [1, 1]
+// CHECK: %[[TAIL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[REST]] : tensor<4x56xf32>)
+// CHECK: %[[BLOCKS:.*]] = tensor.expand_shape %[[WHOLE]] {{\[}}[0], [1, 2]] output_shape [4, 23, 128]
+// CHECK: %[[PARTIAL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[BLOCKS]] : tensor<4x23x128xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PARTIAL]] : tensor<4x23xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[SUM]], %[[TAIL]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.expand_shape {{.*}} output_shape [4, 1, 1]
+func.func @sum_blocked(%x: tensor<4x1000x3xf32>) -> tensor<4x1x1xf32> {
+  %r = mdl.sum %x axes = [1, 2] keepdim : tensor<4x1000x3xf32> -> tensor<4x1x1xf32>
+  return %r : tensor<4x1x1xf32>
+}
+
+// -----
+
+// 2^14 terms: two levels of blocks (16384 -> 128 -> 1), no tail; 128 terms
+// or fewer, and f64, stay one in-order sum.
+// CHECK-LABEL: func.func @sum_two_levels
+// CHECK: tensor.expand_shape {{.*}} output_shape [128, 128] : tensor<16384xf32> into tensor<128x128xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<128x128xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.*}} : tensor<128xf32>)
+// CHECK-NOT: tensor.extract_slice
+// CHECK-LABEL: func.func @sum_short
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.*}} : tensor<128xf32>)
+// CHECK-LABEL: func.func @sum_f64
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.*}} : tensor<16384xf64>)
+func.func @sum_two_levels(%x: tensor<16384xf32>) -> tensor<f32> {
+  %r = mdl.sum %x axes = [0] : tensor<16384xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+func.func @sum_short(%x: tensor<128xf32>) -> tensor<f32> {
+  %r = mdl.sum %x axes = [0] : tensor<128xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+func.func @sum_f64(%x: tensor<16384xf64>) -> tensor<f64> {
+  %r = mdl.sum %x axes = [0] : tensor<16384xf64> -> tensor<f64>
+  return %r : tensor<f64>
+}
