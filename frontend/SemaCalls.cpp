@@ -66,7 +66,9 @@ CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
         message = "'" + n +
                   "' is a data source; it is only allowed in data "
                   "declarations";
-      else if (contains({"sgd", "adam", "adamw"}, n))
+      else if (contains({"sgd", "adam", "adamw", "rmsprop", "adagrad",
+                         "adadelta"},
+                        n))
         message = "'" + n +
                   "' is an optimizer; it is only allowed in "
                   "`optimizer = " +

@@ -104,7 +104,8 @@ std::optional<double> Sema::positiveFloatSetting(const ast::Expr *e,
 
 std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
   const ast::NameExpr *name = calleeName(e);
-  const char *all = "sgd(lr, ...), adam(lr, ...) and adamw(lr, ...)";
+  const char *all = "sgd(lr, ...), adam(lr, ...), adamw(lr, ...), "
+                    "rmsprop(lr, ...), adagrad(lr, ...) and adadelta(lr, ...)";
   if (!name) {
     if (e)
       diag.error(e->loc, std::string("setting 'optimizer' must be one of ") +
@@ -112,61 +113,79 @@ std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
     return std::nullopt;
   }
   const std::string &kind = name->name;
-  CValue betas = floats({0.9, 0.999});
+  using K = CValue::Kind;
+  auto real = [](const char *key, std::optional<double> value) {
+    return ConstParam{key, K::Float,
+                      value ? std::optional<CValue>(CValue::ofFloat(*value))
+                            : std::nullopt};
+  };
+  // torch.optim's arguments and defaults; `lr` is required except by
+  // adadelta (torch's default 1.0).
   std::vector<ConstParam> params;
   if (kind == "sgd")
-    params = {{"lr", CValue::Kind::Float, std::nullopt},
-              {"momentum", CValue::Kind::Float, CValue::ofFloat(0)},
-              {"weight_decay", CValue::Kind::Float, CValue::ofFloat(0)},
-              {"nesterov", CValue::Kind::Bool, CValue::ofBool(false)}};
+    params = {real("lr", std::nullopt), real("momentum", 0),
+              real("weight_decay", 0),
+              {"nesterov", K::Bool, CValue::ofBool(false)}};
   else if (kind == "adam" || kind == "adamw")
-    params = {{"lr", CValue::Kind::Float, std::nullopt},
-              {"betas", CValue::Kind::List, betas},
-              {"eps", CValue::Kind::Float, CValue::ofFloat(1e-8)},
-              {"weight_decay", CValue::Kind::Float,
-               CValue::ofFloat(kind == "adamw" ? 0.01 : 0.0)}};
+    params = {real("lr", std::nullopt),
+              {"betas", K::List, floats({0.9, 0.999})},
+              real("eps", 1e-8),
+              real("weight_decay", kind == "adamw" ? 0.01 : 0.0)};
+  else if (kind == "rmsprop")
+    params = {real("lr", 0.01),        real("alpha", 0.99),
+              real("eps", 1e-8),       real("weight_decay", 0),
+              real("momentum", 0),     {"centered", K::Bool, CValue::ofBool(false)}};
+  else if (kind == "adagrad")
+    params = {real("lr", 0.01), real("lr_decay", 0), real("weight_decay", 0),
+              real("initial_accumulator_value", 0), real("eps", 1e-10)};
+  else if (kind == "adadelta")
+    params = {real("lr", 1.0), real("rho", 0.9), real("eps", 1e-6),
+              real("weight_decay", 0)};
   else {
     diag.error(name->loc, "unknown optimizer '" + kind + "'" +
-                              didYouMean(kind, {"sgd", "adam", "adamw"}) +
+                              didYouMean(kind, {"sgd", "adam", "adamw",
+                                                "rmsprop", "adagrad",
+                                                "adadelta"}) +
                               "; optimizers are " + all);
     return std::nullopt;
   }
   std::optional<std::vector<CValue>> args = bindConstCall(*e, kind, params);
   if (!args)
     return std::nullopt;
+  // Every optimizer has lr, momentum, nesterov, betas, eps and
+  // weight_decay in its dictionary (0, false, [0.9, 0.999], 1e-8 where it
+  // has none); the others only their own keys.
   AttrDict d;
   d["kind"] = Attr(kind);
-  d["lr"] = Attr((*args)[0].f);
   d["momentum"] = Attr(0.0);
   d["nesterov"] = Attr(false);
   d["betas"] = Attr(std::vector<double>{0.9, 0.999});
   d["eps"] = Attr(1e-8);
   std::string problem;
-  if (kind == "sgd") {
-    d["momentum"] = Attr((*args)[1].f);
-    d["weight_decay"] = Attr((*args)[2].f);
-    d["nesterov"] = Attr((*args)[3].b);
-    if ((*args)[1].f < 0)
-      problem = "momentum must not be negative";
-    else if ((*args)[3].b && (*args)[1].f <= 0)
-      problem = "nesterov = true needs momentum > 0 (as torch.optim.SGD)";
-  } else {
-    std::vector<double> b;
-    for (const CValue &x : (*args)[1].list)
-      b.push_back(x.f);
-    d["betas"] = Attr(b);
-    d["eps"] = Attr((*args)[2].f);
-    d["weight_decay"] = Attr((*args)[3].f);
-    if (b.size() != 2 || b[0] < 0 || b[0] >= 1 || b[1] < 0 || b[1] >= 1)
-      problem =
-          "betas must be two numbers in [0, 1), got " + literalText((*args)[1]);
-    else if ((*args)[2].f < 0)
-      problem = "eps must not be negative";
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string key = params[i].name;
+    const CValue &v = (*args)[i];
+    if (params[i].kind == K::Bool) {
+      d[key] = Attr(v.b);
+    } else if (params[i].kind == K::List) {
+      std::vector<double> b;
+      for (const CValue &x : v.list)
+        b.push_back(x.f);
+      d[key] = Attr(b);
+      if (b.size() != 2 || b[0] < 0 || b[0] >= 1 || b[1] < 0 || b[1] >= 1)
+        problem = "betas must be two numbers in [0, 1), got " + literalText(v);
+    } else {
+      d[key] = Attr(v.f);
+      // torch.optim's checks: every number is >= 0; rho at most 1.
+      if (problem.empty() && v.f < 0)
+        problem = key + " must not be negative";
+      else if (problem.empty() && key == "rho" && v.f > 1)
+        problem = "rho must be in [0, 1], got " + literalText(v);
+    }
   }
-  if ((*args)[0].f < 0)
-    problem = "lr must not be negative";
-  else if (std::get<double>(d["weight_decay"].value) < 0)
-    problem = "weight_decay must not be negative";
+  if (problem.empty() && kind == "sgd" && std::get<bool>(d["nesterov"].value) &&
+      std::get<double>(d["momentum"].value) <= 0)
+    problem = "nesterov = true needs momentum > 0 (as torch.optim.SGD)";
   if (!problem.empty()) {
     diag.error(e->loc, "invalid '" + kind + "': " + problem);
     return std::nullopt;

@@ -51,7 +51,8 @@ inline llvm::ArrayRef<llvm::StringLiteral> getHyperKeys() {
       "momentum",    "beta1",          "beta2",     "eps",
       "grad_clip",   "warmup",         "min_lr",    "every",
       "gamma",       "seed",           "rng_counter", "optimizer_step",
-      "loss_scale"};
+      "loss_scale",  "alpha",          "lr_decay",
+      "initial_accumulator_value",     "rho"};
   return keys;
 }
 

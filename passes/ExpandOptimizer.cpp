@@ -33,9 +33,11 @@ struct OptimizerConfig {
   StringRef kind;     // sgd, adam, adamw
   StringRef schedule; // constant, warmup_cosine, linear, step_lr
   bool nesterov = false;
-  /// SGD keeps momentum buffers when the settings ask for momentum; a
-  /// run-time `momentum` cannot add them later.
+  /// SGD and RMSprop keep momentum buffers when the settings ask for
+  /// momentum; a run-time `momentum` cannot add them later.
   bool momentumBuffers = false;
+  /// RMSprop's `centered`: a running mean of the gradient too.
+  bool centered = false;
   /// f16: the gradients arrive multiplied by the `loss_scale` hyper.
   bool lossScaling = false;
 };
@@ -75,14 +77,20 @@ FailureOr<OptimizerConfig> readConfig(mdl::TrainOp train) {
   OptimizerConfig config;
   config.kind = kind.getValue();
   config.lossScaling = usesLossScaling(train);
-  if (config.kind != "sgd" && config.kind != "adam" && config.kind != "adamw")
+  if (!llvm::is_contained({"sgd", "adam", "adamw", "rmsprop", "adagrad",
+                           "adadelta"},
+                          config.kind))
     return train.emitError("unknown optimizer '") << config.kind << "'";
+  auto centered = optimizer.getAs<BoolAttr>("centered");
+  config.centered =
+      config.kind == "rmsprop" && centered && centered.getValue();
   auto nesterov = optimizer.getAs<BoolAttr>("nesterov");
   config.nesterov = nesterov && nesterov.getValue();
   auto momentum = optimizer.getAs<FloatAttr>("momentum");
-  config.momentumBuffers =
-      config.kind == "sgd" &&
-      (config.nesterov || (momentum && momentum.getValueAsDouble() != 0.0));
+  bool momentumSet = momentum && momentum.getValueAsDouble() != 0.0;
+  config.momentumBuffers = (config.kind == "sgd" &&
+                            (config.nesterov || momentumSet)) ||
+                           (config.kind == "rmsprop" && momentumSet);
   auto schedule = settings.getAs<DictionaryAttr>("schedule");
   auto scheduleKind =
       schedule ? schedule.getAs<StringAttr>("kind") : StringAttr();
@@ -94,9 +102,22 @@ FailureOr<OptimizerConfig> readConfig(mdl::TrainOp train) {
 }
 
 /// The state each parameter keeps: `m.P`, `v.P` or `momentum.P`.
-SmallVector<StringRef, 2> getStateKinds(const OptimizerConfig &config) {
-  if (config.kind != "sgd")
+SmallVector<StringRef, 3> getStateKinds(const OptimizerConfig &config) {
+  if (config.kind == "adam" || config.kind == "adamw")
     return {"m", "v"};
+  if (config.kind == "rmsprop") {
+    // torch.optim.RMSprop's square_avg, momentum_buffer, grad_avg.
+    SmallVector<StringRef, 3> kinds = {"square_avg"};
+    if (config.momentumBuffers)
+      kinds.push_back("momentum");
+    if (config.centered)
+      kinds.push_back("grad_avg");
+    return kinds;
+  }
+  if (config.kind == "adagrad")
+    return {"sum"};
+  if (config.kind == "adadelta")
+    return {"square_avg", "acc_delta"};
   if (config.momentumBuffers)
     return {"momentum"};
   return {};
@@ -157,6 +178,28 @@ private:
             Value lr);
   Value adam(const OptimizerConfig &config, const StepTarget &target,
              Value lr);
+  Value rmsprop(const OptimizerConfig &config, const StepTarget &target,
+                Value lr);
+  Value adagrad(const StepTarget &target, Value lr);
+  Value adadelta(const StepTarget &target, Value lr);
+  /// torch's `self.lerp_(end, weight)` (weight an f32 scalar tensor): its
+  /// kernel computes `self + w (end - self)` when w < 0.5, else
+  /// `end - (end - self)(1 - w)`, which is `end + (w - 1)(end - self)`
+  /// exactly.
+  Value lerp(Value self, Value end, Value weight, Type elementType);
+  /// `grad + weight_decay * param` (torch's L2 penalty).
+  Value withWeightDecay(Value grad, Value p, RankedTensorType type) {
+    Value decay = scalarFor(hyper("weight_decay"), type);
+    return math.add(grad, math.mul(decay, p));
+  }
+  /// `x * keep + ((1 - keep) * g) * g`: torch's
+  /// `x.mul_(keep).addcmul_(g, g, value=1 - keep)` (1 - keep in f64).
+  Value decayedSquare(Value x, Value keep, Value g, RankedTensorType type) {
+    Value kept = math.mul(x, scalarFor(keep, type));
+    Value rest = scalarFor(math.sub(math.constant(1.0), keep), type);
+    Value scaled = math.mul(rest, g);
+    return math.add(kept, math.mul(scaled, g));
+  }
   /// An f64 scalar as the parameter's element type, where it meets it.
   Value scalarFor(Value scalar, RankedTensorType type) {
     return math.cast(scalar, type.getElementType());
@@ -266,8 +309,125 @@ UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
 
 Value UpdateBuilder::step(const OptimizerConfig &config,
                           const StepTarget &target, Value lr) {
-  return config.kind == "sgd" ? sgd(config, target, lr)
-                              : adam(config, target, lr);
+  if (config.kind == "sgd")
+    return sgd(config, target, lr);
+  if (config.kind == "rmsprop")
+    return rmsprop(config, target, lr);
+  if (config.kind == "adagrad")
+    return adagrad(target, lr);
+  if (config.kind == "adadelta")
+    return adadelta(target, lr);
+  return adam(config, target, lr);
+}
+
+Value UpdateBuilder::lerp(Value self, Value end, Value weight,
+                          Type elementType) {
+  Value small = math.compare(mdl::CmpPredicate::lt, weight,
+                             math.constant(0.5, elementType));
+  Value weightLessOne = math.sub(weight, math.constant(1.0, elementType));
+  Value coefficient = math.select(small, weight, weightLessOne);
+  Value base = math.select(small, self, end);
+  Value difference = math.sub(end, self);
+  return math.add(base, math.mul(coefficient, difference));
+}
+
+Value UpdateBuilder::rmsprop(const OptimizerConfig &config,
+                             const StepTarget &target, Value lr) {
+  // torch.optim.RMSprop: _single_tensor_rmsprop. Each op in its own
+  // statement, so that the IR's order is the source's.
+  RankedTensorType type = target.type;
+  Type elementType = type.getElementType();
+  Value p = load(target.param, type);
+  Value grad = withWeightDecay(target.grad, p, type);
+  std::string squareSymbol = target.state("square_avg");
+  Value oldSquare = load(squareSymbol, type);
+  Value alpha = hyper("alpha");
+  // square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+  Value square = decayedSquare(oldSquare, alpha, grad, type);
+  store(unlessSkipped(square, oldSquare), squareSymbol);
+  Value avg;
+  if (config.centered) {
+    // grad_avg.lerp_(grad, 1 - alpha);
+    // avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+    std::string meanSymbol = target.state("grad_avg");
+    Value oldMean = load(meanSymbol, type);
+    Value weight = scalarFor(math.sub(math.constant(1.0), alpha), type);
+    Value mean = lerp(oldMean, grad, weight, elementType);
+    store(unlessSkipped(mean, oldMean), meanSymbol);
+    avg = math.sqrt(math.sub(square, math.mul(mean, mean)));
+  } else {
+    avg = math.sqrt(square);
+  }
+  avg = math.add(avg, scalarFor(hyper("eps"), type));
+  Value stepLr = scalarFor(lr, type);
+  if (config.momentumBuffers) {
+    // buf.mul_(momentum).addcdiv_(grad, avg); param.add_(buf, alpha=-lr)
+    std::string bufferSymbol = target.state("momentum");
+    Value oldBuffer = load(bufferSymbol, type);
+    Value momentum = scalarFor(hyper("momentum"), type);
+    Value kept = math.mul(oldBuffer, momentum);
+    Value quotient = math.div(grad, avg);
+    Value buffer = math.add(kept, quotient);
+    store(unlessSkipped(buffer, oldBuffer), bufferSymbol);
+    return unlessSkipped(math.sub(p, math.mul(stepLr, buffer)), p);
+  }
+  // param.addcdiv_(grad, avg, value=-lr)
+  return unlessSkipped(math.sub(p, math.div(math.mul(stepLr, grad), avg)), p);
+}
+
+Value UpdateBuilder::adagrad(const StepTarget &target, Value lr) {
+  // torch.optim.Adagrad: _single_tensor_adagrad.
+  RankedTensorType type = target.type;
+  Value p = load(target.param, type);
+  Value grad = withWeightDecay(target.grad, p, type);
+  // clr = lr / (1 + (step - 1) * lr_decay), in f64, the optimizer's step.
+  Value step = hyper("optimizer_step");
+  Value one = math.constant(1.0);
+  Value lrDecay = hyper("lr_decay");
+  Value decayed = math.mul(math.sub(step, one), lrDecay);
+  Value clr = math.div(lr, math.add(one, decayed));
+  // The sum starts at initial_accumulator_value (torch.full_like): the
+  // buffer is zero until the optimizer's first step, which takes the
+  // initial value instead.
+  std::string sumSymbol = target.state("sum");
+  Value oldSum = load(sumSymbol, type);
+  Value first = math.compare(mdl::CmpPredicate::eq, step, one);
+  Value initial = scalarFor(hyper("initial_accumulator_value"), type);
+  Value start = math.select(first, initial, oldSum);
+  // state_sum.addcmul_(grad, grad, value=1)
+  Value sum = math.add(start, math.mul(grad, grad));
+  store(unlessSkipped(sum, oldSum), sumSymbol);
+  // std = state_sum.sqrt().add_(eps); param.addcdiv_(grad, std, value=-clr)
+  Value eps = scalarFor(hyper("eps"), type);
+  Value std = math.add(math.sqrt(sum), eps);
+  Value numerator = math.mul(scalarFor(clr, type), grad);
+  return unlessSkipped(math.sub(p, math.div(numerator, std)), p);
+}
+
+Value UpdateBuilder::adadelta(const StepTarget &target, Value lr) {
+  // torch.optim.Adadelta: _single_tensor_adadelta.
+  RankedTensorType type = target.type;
+  Value p = load(target.param, type);
+  Value grad = withWeightDecay(target.grad, p, type);
+  Value rho = hyper("rho");
+  Value eps = scalarFor(hyper("eps"), type);
+  std::string squareSymbol = target.state("square_avg");
+  std::string deltaSymbol = target.state("acc_delta");
+  Value oldSquare = load(squareSymbol, type);
+  Value oldDelta = load(deltaSymbol, type);
+  // square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+  Value square = decayedSquare(oldSquare, rho, grad, type);
+  // std = square_avg.add(eps).sqrt_(); delta = acc_delta.add(eps).sqrt_()
+  Value std = math.sqrt(math.add(square, eps));
+  Value delta = math.sqrt(math.add(oldDelta, eps));
+  // delta.div_(std).mul_(grad)
+  delta = math.mul(math.div(delta, std), grad);
+  // acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+  Value accumulated = decayedSquare(oldDelta, rho, delta, type);
+  store(unlessSkipped(square, oldSquare), squareSymbol);
+  store(unlessSkipped(accumulated, oldDelta), deltaSymbol);
+  // param.add_(delta, alpha=-lr)
+  return unlessSkipped(math.sub(p, math.mul(scalarFor(lr, type), delta)), p);
 }
 
 Value UpdateBuilder::sgd(const OptimizerConfig &config,
@@ -331,15 +491,8 @@ Value UpdateBuilder::adam(const OptimizerConfig &config,
   // exp_avg.lerp_(grad, w = 1 - beta1), whose kernel picks its formula by
   // the weight: m + w (g - m) when w < 0.5, else g - (g - m)(1 - w), which
   // is g + (w - 1)(g - m) exactly.
-  Type elementType = type.getElementType();
   Value weight = scalarFor(math.sub(one, beta1), type);
-  Value smallWeight = math.compare(mdl::CmpPredicate::lt, weight,
-                                   math.constant(0.5, elementType));
-  Value weightLessOne = math.sub(weight, math.constant(1.0, elementType));
-  Value coefficient = math.select(smallWeight, weight, weightLessOne);
-  Value base = math.select(smallWeight, m, grad);
-  Value difference = math.sub(grad, m);
-  m = math.add(base, math.mul(coefficient, difference));
+  m = lerp(m, grad, weight, type.getElementType());
   // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
   Value vKept = math.mul(v, scalarFor(beta2, type));
   Value gradScaled = math.mul(scalarFor(math.sub(one, beta2), type), grad);

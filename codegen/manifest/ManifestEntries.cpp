@@ -110,6 +110,12 @@ writeOptimizer(flatbuffers::FlatBufferBuilder &fbb, Settings &settings) {
   optimizer.add_beta1(betas.size() == 2 ? betas[0] : 0.9);
   optimizer.add_beta2(betas.size() == 2 ? betas[1] : 0.999);
   optimizer.add_eps(settings.getFloat("eps"));
+  optimizer.add_alpha(settings.getFloat("alpha", 0.99));
+  optimizer.add_centered(settings.getBool("centered", false));
+  optimizer.add_lr_decay(settings.getFloat("lr_decay", 0.0));
+  optimizer.add_initial_accumulator_value(
+      settings.getFloat("initial_accumulator_value", 0.0));
+  optimizer.add_rho(settings.getFloat("rho", 0.9));
   return optimizer.Finish();
 }
 

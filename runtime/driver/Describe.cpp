@@ -98,6 +98,19 @@ std::string optimizerText(const OptimizerInfo &o) {
   if (o.kind == "sgd")
     return fmt::format("sgd(lr {}, momentum {}, weight_decay {}, nesterov {})",
                        o.lr, o.momentum, o.weightDecay, o.nesterov);
+  if (o.kind == "rmsprop")
+    return fmt::format("rmsprop(lr {}, alpha {}, eps {}, weight_decay {}, "
+                       "momentum {}, centered {})",
+                       o.lr, o.alpha, o.eps, o.weightDecay, o.momentum,
+                       o.centered);
+  if (o.kind == "adagrad")
+    return fmt::format("adagrad(lr {}, lr_decay {}, weight_decay {}, "
+                       "initial_accumulator_value {}, eps {})",
+                       o.lr, o.lrDecay, o.weightDecay,
+                       o.initialAccumulatorValue, o.eps);
+  if (o.kind == "adadelta")
+    return fmt::format("adadelta(lr {}, rho {}, eps {}, weight_decay {})", o.lr,
+                       o.rho, o.eps, o.weightDecay);
   return fmt::format("{}(lr {}, betas [{}, {}], eps {}, weight_decay {})",
                      o.kind, o.lr, o.beta1, o.beta2, o.eps, o.weightDecay);
 }
@@ -374,7 +387,11 @@ void describeJson(const Manifest &m, std::ostream &out) {
     t["optimizer"] = {{"kind", o.kind},         {"lr", o.lr},
                       {"momentum", o.momentum}, {"weight_decay", o.weightDecay},
                       {"nesterov", o.nesterov}, {"beta1", o.beta1},
-                      {"beta2", o.beta2},       {"eps", o.eps}};
+                      {"beta2", o.beta2},       {"eps", o.eps},
+                      {"alpha", o.alpha},       {"centered", o.centered},
+                      {"lr_decay", o.lrDecay},
+                      {"initial_accumulator_value", o.initialAccumulatorValue},
+                      {"rho", o.rho}};
     t["schedule"] = {{"kind", s.kind},
                      {"warmup", s.warmup},
                      {"min_lr", s.minLr},

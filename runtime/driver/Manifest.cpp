@@ -219,9 +219,11 @@ Status copyEntries(const fb::Program &p, Manifest &m) {
       e.shuffle = t->shuffle();
       e.precision = str(t->precision());
       if (const fb::Optimizer *o = t->optimizer())
-        e.optimizer = {str(o->kind()),    o->lr(),       o->momentum(),
+        e.optimizer = {str(o->kind()), o->lr(),       o->momentum(),
                        o->weight_decay(), o->nesterov(), o->beta1(),
-                       o->beta2(),        o->eps()};
+                       o->beta2(),     o->eps(),      o->alpha(),
+                       o->centered(),  o->lr_decay(),
+                       o->initial_accumulator_value(), o->rho()};
       if (const fb::Schedule *s = t->schedule())
         e.schedule = {str(s->kind()), s->warmup(), s->min_lr(), s->every(),
                       s->gamma()};

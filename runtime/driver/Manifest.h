@@ -66,6 +66,9 @@ struct OptimizerInfo {
   double lr = 0, momentum = 0, weightDecay = 0;
   bool nesterov = false;
   double beta1 = 0, beta2 = 0, eps = 0;
+  double alpha = 0.99;
+  bool centered = false;
+  double lrDecay = 0, initialAccumulatorValue = 0, rho = 0.9;
 };
 
 struct ScheduleInfo {

@@ -92,6 +92,13 @@ const std::vector<Key> &keys() {
       real("beta1", &RunSettings::beta1, 0, false, 1, "a number in [0, 1)"),
       real("beta2", &RunSettings::beta2, 0, false, 1, "a number in [0, 1)"),
       real("eps", &RunSettings::eps, 0, false, inf, "a number >= 0"),
+      real("alpha", &RunSettings::alpha, 0, false, inf, "a number >= 0"),
+      real("lr_decay", &RunSettings::lrDecay, 0, false, inf, "a number >= 0"),
+      real("initial_accumulator_value",
+           &RunSettings::initialAccumulatorValue, 0, false, inf,
+           "a number >= 0"),
+      real("rho", &RunSettings::rho, 0, false, std::nextafter(1.0, 2.0),
+           "a number in [0, 1]"),
       real("grad_clip", &RunSettings::gradClip, 0, false, inf,
            "a number >= 0 (0 = off)"),
       {"shuffle",
@@ -178,6 +185,10 @@ Result<RunSettings> resolveSettings(const TrainInfo &entry,
   r.beta1 = entry.optimizer.beta1;
   r.beta2 = entry.optimizer.beta2;
   r.eps = entry.optimizer.eps;
+  r.alpha = entry.optimizer.alpha;
+  r.lrDecay = entry.optimizer.lrDecay;
+  r.initialAccumulatorValue = entry.optimizer.initialAccumulatorValue;
+  r.rho = entry.optimizer.rho;
   r.gradClip = entry.hasGradClip ? entry.gradClip : 0;
   r.minLr = entry.schedule.minLr;
   r.gamma = entry.schedule.gamma;
@@ -229,6 +240,10 @@ trajectorySettings(const RunSettings &s) {
       {"beta1", real(s.beta1)},
       {"beta2", real(s.beta2)},
       {"eps", real(s.eps)},
+      {"alpha", real(s.alpha)},
+      {"lr_decay", real(s.lrDecay)},
+      {"initial_accumulator_value", real(s.initialAccumulatorValue)},
+      {"rho", real(s.rho)},
       {"grad_clip", real(s.gradClip)},
       {"shuffle", s.shuffle ? "true" : "false"},
       {"warmup", integer(s.warmup)},
@@ -257,6 +272,10 @@ Result<double> hyperValue(const RunSettings &s, const std::string &key,
       {"beta1", s.beta1},
       {"beta2", s.beta2},
       {"eps", s.eps},
+      {"alpha", s.alpha},
+      {"lr_decay", s.lrDecay},
+      {"initial_accumulator_value", s.initialAccumulatorValue},
+      {"rho", s.rho},
       {"grad_clip", s.gradClip},
       {"warmup", double(s.warmup)},
       {"min_lr", s.minLr},

@@ -33,8 +33,8 @@ func.func @t.fwd_bwd() attributes {mdl.autodiff = {loss = @"t:out:loss", scale =
 mdl.data @d {
   mdl.field "x" : tensor<f32> = npy "x.npy"
 }
-// expected-error @below {{unknown optimizer 'rmsprop'}}
-mdl.train @t data @d outputs ["loss"] settings {batch = 2 : i64, optimizer = {kind = "rmsprop"}} {
+// expected-error @below {{unknown optimizer 'lamb'}}
+mdl.train @t data @d outputs ["loss"] settings {batch = 2 : i64, optimizer = {kind = "lamb"}} {
 ^bb0(%x: tensor<2xf32>):
   %s = mdl.sum %x axes = [0] : tensor<2xf32> -> tensor<f32>
   mdl.yield %s : tensor<f32>

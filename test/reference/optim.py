@@ -88,6 +88,89 @@ class AdamW(Adam):
         super().__init__(betas, eps, weight_decay)
 
 
+def _with_weight_decay(g, p, weight_decay):
+    """torch.optim's L2 penalty: g + weight_decay·p (g itself when it is 0)."""
+    return g + p.dtype.type(weight_decay) * p if weight_decay else g
+
+
+class RMSprop:
+    """torch.optim.RMSprop: square_avg ← α·sq + (1−α)·g²; centered: grad_avg ← lerp(grad_avg, g, 1−α),
+    avg = sqrt(sq − grad_avg²), else sqrt(sq); avg += eps; with momentum buf ← m·buf + g/avg,
+    p ← p − lr·buf, else p ← p − (lr·g)/avg (addcdiv). Weight decay is L2 added to the gradient."""
+
+    def __init__(self, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False):
+        self.alpha, self.eps, self.weight_decay = alpha, eps, weight_decay
+        self.momentum, self.centered = momentum, centered
+        self.square, self.grad_avg, self.buffers = {}, {}, {}
+
+    def step(self, params, grads, lr):
+        for name, p in params.items():
+            dt = p.dtype.type
+            g = _with_weight_decay(grads[name], p, self.weight_decay)
+            sq = self.square.setdefault(name, np.zeros_like(p))
+            sq *= dt(self.alpha)
+            sq += dt(1 - self.alpha) * g * g
+            if self.centered:
+                mean = self.grad_avg.setdefault(name, np.zeros_like(p))
+                _lerp_(mean, g, dt(1 - self.alpha))
+                avg = np.sqrt(sq - mean * mean)
+            else:
+                avg = np.sqrt(sq)
+            avg = avg + dt(self.eps)
+            if self.momentum > 0:
+                buf = self.buffers.setdefault(name, np.zeros_like(p))
+                buf *= dt(self.momentum)
+                buf += g / avg
+                p -= dt(lr) * buf
+            else:
+                p -= dt(lr) * g / avg
+
+
+class Adagrad:
+    """torch.optim.Adagrad: clr = lr/(1 + (t−1)·lr_decay); sum (from initial_accumulator_value) += g²;
+    p ← p − (clr·g)/(sqrt(sum) + eps). Weight decay is L2 added to the gradient."""
+
+    def __init__(self, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10):
+        self.lr_decay, self.weight_decay = lr_decay, weight_decay
+        self.initial, self.eps = initial_accumulator_value, eps
+        self.t = 0
+        self.sums = {}
+
+    def step(self, params, grads, lr):
+        self.t += 1
+        clr = lr / (1 + (self.t - 1) * self.lr_decay)
+        for name, p in params.items():
+            dt = p.dtype.type
+            g = _with_weight_decay(grads[name], p, self.weight_decay)
+            total = self.sums.setdefault(name, np.full_like(p, dt(self.initial)))
+            total += g * g
+            std = np.sqrt(total) + dt(self.eps)
+            p -= dt(clr) * g / std
+
+
+class Adadelta:
+    """torch.optim.Adadelta: sq ← ρ·sq + (1−ρ)·g²; delta = sqrt(acc + eps)/sqrt(sq + eps)·g;
+    acc ← ρ·acc + (1−ρ)·delta²; p ← p − lr·delta. Weight decay is L2 added to the gradient."""
+
+    def __init__(self, rho=0.9, eps=1e-6, weight_decay=0.0):
+        self.rho, self.eps, self.weight_decay = rho, eps, weight_decay
+        self.square, self.acc = {}, {}
+
+    def step(self, params, grads, lr):
+        for name, p in params.items():
+            dt = p.dtype.type
+            g = _with_weight_decay(grads[name], p, self.weight_decay)
+            sq = self.square.setdefault(name, np.zeros_like(p))
+            acc = self.acc.setdefault(name, np.zeros_like(p))
+            sq *= dt(self.rho)
+            sq += dt(1 - self.rho) * g * g
+            std = np.sqrt(sq + dt(self.eps))
+            delta = np.sqrt(acc + dt(self.eps)) / std * g
+            acc *= dt(self.rho)
+            acc += dt(1 - self.rho) * delta * delta
+            p -= dt(lr) * delta
+
+
 # Each schedule's arguments in the order spec §8 writes them; None marks a required one.
 SCHEDULES = {
     "constant": {},
@@ -150,12 +233,20 @@ def clip_grad_norm(grads, max_norm):
     return total
 
 
-def make_optimizer(name, momentum=0.0, nesterov=False, weight_decay=None, betas=(0.9, 0.999), eps=1e-8):
-    """The optimizer for --optimizer NAME; weight_decay None means the spec's default for it."""
+def make_optimizer(name, momentum=0.0, nesterov=False, weight_decay=None, betas=(0.9, 0.999), eps=None,
+                   alpha=0.99, centered=False, lr_decay=0.0, initial_accumulator_value=0.0, rho=0.9):
+    """The optimizer for --optimizer NAME; weight_decay and eps None mean torch.optim's default for it."""
+    wd = weight_decay or 0.0
     if name == "sgd":
-        return SGD(momentum, weight_decay or 0.0, nesterov)
+        return SGD(momentum, wd, nesterov)
     if name == "adam":
-        return Adam(betas, eps, weight_decay or 0.0)
+        return Adam(betas, 1e-8 if eps is None else eps, wd)
     if name == "adamw":
-        return AdamW(betas, eps, 0.01 if weight_decay is None else weight_decay)
+        return AdamW(betas, 1e-8 if eps is None else eps, 0.01 if weight_decay is None else weight_decay)
+    if name == "rmsprop":
+        return RMSprop(alpha, 1e-8 if eps is None else eps, wd, momentum, centered)
+    if name == "adagrad":
+        return Adagrad(lr_decay, wd, initial_accumulator_value, 1e-10 if eps is None else eps)
+    if name == "adadelta":
+        return Adadelta(rho, 1e-6 if eps is None else eps, wd)
     raise ValueError(f"unknown optimizer {name!r}")

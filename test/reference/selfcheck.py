@@ -332,6 +332,24 @@ def check_optimizers(report, rng):
     p1 = p0 - lr * g1 / (np.abs(g1) + eps)
     cases.append(("adam 2 steps (bias corrections)", run(optim.Adam(), [g1, g2]),
                   p1 - lr / (1 - b1 ** 2) * m2 / (np.sqrt(v2) / np.sqrt(1 - b2 ** 2) + eps)))
+    # RMSprop, Adagrad, Adadelta by their formulas (torch.optim's docs).
+    alpha, rho, decay, init = 0.99, 0.9, 0.5, 0.1
+    sq1 = (1 - alpha) * g1 * g1
+    cases += [
+        ("rmsprop 1 step", run(optim.RMSprop(alpha), [g1]), p0 - lr * g1 / (np.sqrt(sq1) + 1e-8)),
+        ("rmsprop centered + momentum 2 steps",
+         run(optim.RMSprop(alpha, momentum=mom, centered=True), [g1, g2]),
+         (lambda a1, a2: p0 - lr * g1 / a1 - lr * (mom * g1 / a1 + g2 / a2))(
+             np.sqrt(sq1 - ((1 - alpha) * g1) ** 2) + 1e-8,
+             np.sqrt(alpha * sq1 + (1 - alpha) * g2 * g2
+                     - ((1 - alpha) * (alpha * g1 + g2)) ** 2) + 1e-8)),
+        ("adagrad 2 steps (lr_decay, initial value)",
+         run(optim.Adagrad(lr_decay=decay, initial_accumulator_value=init), [g1, g2]),
+         p0 - lr * g1 / (np.sqrt(init + g1 * g1) + 1e-10)
+         - lr / (1 + decay) * g2 / (np.sqrt(init + g1 * g1 + g2 * g2) + 1e-10)),
+        ("adadelta 1 step", run(optim.Adadelta(rho), [g1]),
+         p0 - lr * np.sqrt(1e-6) / np.sqrt((1 - rho) * g1 * g1 + 1e-6) * g1),
+    ]
     for name, got, want in cases:
         report.check(f"optim {name}", np.abs(got - want).max(), EXACT_TOL)
 

@@ -47,13 +47,19 @@ def parse_args(argv):
     p.add_argument("--data-labels", required=True, help="integer labels: idx(.gz) or .npy")
     p.add_argument("--batch", type=int, required=True, help="micro-batch size")
     p.add_argument("--steps", type=int, required=True, help="optimizer steps")
-    p.add_argument("--optimizer", required=True, choices=["sgd", "adam", "adamw"])
+    p.add_argument("--optimizer", required=True,
+                   choices=["sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta"])
     p.add_argument("--lr", type=float, required=True)
     p.add_argument("--momentum", type=float, default=0.0)
     p.add_argument("--nesterov", action="store_true")
     p.add_argument("--weight-decay", type=float, help="default: 0, or 0.01 for adamw (spec §8)")
     p.add_argument("--betas", default="0.9,0.999", help="beta1,beta2")
-    p.add_argument("--eps", type=float, default=1e-8)
+    p.add_argument("--eps", type=float, help="default: torch.optim's for the optimizer")
+    p.add_argument("--alpha", type=float, default=0.99, help="rmsprop")
+    p.add_argument("--centered", action="store_true", help="rmsprop")
+    p.add_argument("--lr-decay", type=float, default=0.0, help="adagrad")
+    p.add_argument("--initial-accumulator-value", type=float, default=0.0, help="adagrad")
+    p.add_argument("--rho", type=float, default=0.9, help="adadelta")
     p.add_argument("--schedule", default="constant", help='as in .mdl, e.g. "warmup_cosine(warmup = 10)"')
     p.add_argument("--grad-clip", type=float, help="max global L2 norm of the gradients")
     p.add_argument("--accumulate", type=int, default=1, help="micro-batches per optimizer step")
@@ -69,8 +75,10 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.batch < 1 or args.steps < 0 or args.accumulate < 1:
         p.error("--batch and --accumulate must be positive and --steps non-negative")
-    if args.optimizer != "sgd" and (args.momentum or args.nesterov):
-        p.error("--momentum and --nesterov belong to --optimizer sgd")
+    if args.optimizer not in ("sgd", "rmsprop") and args.momentum:
+        p.error("--momentum belongs to --optimizer sgd or rmsprop")
+    if args.optimizer != "sgd" and args.nesterov:
+        p.error("--nesterov belongs to --optimizer sgd")
     return args
 
 
@@ -124,7 +132,8 @@ def train(args):
     images, labels = dataset.load_split(args.data_images, args.data_labels)
     models.check_params(params, net, dataset.model_input(images[:1], net, dtype).shape[1:])
     optimizer = optim.make_optimizer(args.optimizer, args.momentum, args.nesterov, args.weight_decay,
-                                     parse_betas(args.betas), args.eps)
+                                     parse_betas(args.betas), args.eps, args.alpha, args.centered,
+                                     args.lr_decay, args.initial_accumulator_value, args.rho)
     schedule = optim.parse_schedule(args.schedule)
     span = args.batch * args.accumulate
     log = {"loss": [], "lr": []}

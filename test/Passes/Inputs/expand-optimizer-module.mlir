@@ -37,6 +37,10 @@ mdl.buffer @"t:hyper:seed" : tensor<f64> {entry = "t", key = "seed", phase = "tr
 mdl.buffer @"t:hyper:rng_counter" : tensor<f64> {entry = "t", key = "rng_counter", phase = "train", role = "hyper"}
 mdl.buffer @"t:hyper:optimizer_step" : tensor<f64> {entry = "t", key = "optimizer_step", phase = "train", role = "hyper"}
 mdl.buffer @"t:hyper:loss_scale" : tensor<f64> {entry = "t", key = "loss_scale", phase = "train", role = "hyper"}
+mdl.buffer @"t:hyper:alpha" : tensor<f64> {entry = "t", key = "alpha", phase = "train", role = "hyper"}
+mdl.buffer @"t:hyper:lr_decay" : tensor<f64> {entry = "t", key = "lr_decay", phase = "train", role = "hyper"}
+mdl.buffer @"t:hyper:initial_accumulator_value" : tensor<f64> {entry = "t", key = "initial_accumulator_value", phase = "train", role = "hyper"}
+mdl.buffer @"t:hyper:rho" : tensor<f64> {entry = "t", key = "rho", phase = "train", role = "hyper"}
 mdl.buffer @"grad:w" : tensor<4x3xf32> {entry = "", key = "w", phase = "shared", role = "grad"}
 mdl.buffer @"grad:frozen" : tensor<2xf32> {entry = "", key = "frozen", phase = "shared", role = "grad"}
 mdl.buffer @"grad:s" : tensor<f32> {entry = "", key = "s", phase = "shared", role = "grad"}

@@ -197,14 +197,16 @@ TEST(GpuList, Parses) {
 
 TEST_F(DriverUsage, SetListsTheValidKeys) {
   const std::string keys =
-      "valid keys: lr, weight_decay, momentum, beta1, beta2, eps, grad_clip, "
-      "shuffle, warmup, min_lr, every, gamma, seed, log.every, eval.every, "
-      "eval.steps, checkpoint.every";
+      "valid keys: lr, weight_decay, momentum, beta1, beta2, eps, alpha, "
+      "lr_decay, initial_accumulator_value, rho, grad_clip, shuffle, warmup, "
+      "min_lr, every, gamma, seed, log.every, eval.every, eval.steps, "
+      "checkpoint.every";
   expectUsage({"--set", "lrr=0.1"}, "unknown key 'lrr'; " + keys);
   expectUsage({"--set", "lr=abc"},
               "bad value 'abc', lr takes a number >= 0; " + keys);
   expectUsage({"--set", "beta1=1"}, "a number in [0, 1)");
   expectUsage({"--set", "shuffle=maybe"}, "true or false");
+  expectUsage({"--set", "rho=1.5"}, "rho takes a number in [0, 1]");
   expectUsage({"--set", "lr"}, "expected KEY=VALUE; " + keys);
 }
 
