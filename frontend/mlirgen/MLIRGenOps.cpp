@@ -76,6 +76,17 @@ mlir::Operation *Emitter::emitOp(mlir::OpBuilder &builder, const Function &fn,
   } else if (mlir::failed(opAttributes(op, loc, state.attributes))) {
     return nullptr;
   }
+  // Sema spells each attribute by hand; one the op does not declare would
+  // otherwise be carried along unread while the op takes its default.
+  llvm::ArrayRef<mlir::StringAttr> declared =
+      state.name.getRegisteredInfo()->getAttributeNames();
+  for (const mlir::NamedAttribute &attr : state.attributes)
+    if (!llvm::is_contained(declared, attr.getName())) {
+      mlir::emitError(loc) << "internal error: 'mdl." << op.name
+                           << "' has no attribute '" << attr.getName().str()
+                           << "'";
+      return nullptr;
+    }
   return builder.create(state);
 }
 
