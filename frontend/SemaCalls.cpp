@@ -2,6 +2,7 @@
 // module, or a built-in), evaluating the arguments, and binding the
 // compile-time calls that settings, initialisers and data sources use.
 #include "frontend/Sema.h"
+#include "schema/Optimizers.h"
 
 #include <algorithm>
 
@@ -66,9 +67,7 @@ CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
         message = "'" + n +
                   "' is a data source; it is only allowed in data "
                   "declarations";
-      else if (contains({"sgd", "adam", "adamw", "rmsprop", "adagrad",
-                         "adadelta"},
-                        n))
+      else if (optimizers::findKind(n))
         message = "'" + n +
                   "' is an optimizer; it is only allowed in "
                   "`optimizer = " +

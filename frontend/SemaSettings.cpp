@@ -3,6 +3,7 @@
 // the settings groups eval/checkpoint/log/parallel/grad_scaler, each normalised into an
 // AttrDict with its defaults filled in (docs/language.md lists them).
 #include "frontend/Sema.h"
+#include "schema/Optimizers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -103,51 +104,51 @@ std::optional<double> Sema::positiveFloatSetting(const ast::Expr *e,
 }
 
 std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
+  namespace opt = optimizers;
   const ast::NameExpr *name = calleeName(e);
-  const char *all = "sgd(lr, ...), adam(lr, ...), adamw(lr, ...), "
-                    "rmsprop(lr, ...), adagrad(lr, ...) and adadelta(lr, ...)";
+  std::string all;
+  std::vector<std::string> names;
+  for (const opt::KindDef &k : opt::kKinds) {
+    names.push_back(k.name);
+    all += std::string(all.empty() ? "" : &k == std::end(opt::kKinds) - 1
+                                              ? " and "
+                                              : ", ") +
+           k.name + "(lr, ...)";
+  }
   if (!name) {
     if (e)
-      diag.error(e->loc, std::string("setting 'optimizer' must be one of ") +
-                             all + ", got " + exprText(e));
+      diag.error(e->loc, "setting 'optimizer' must be one of " + all +
+                             ", got " + exprText(e));
     return std::nullopt;
   }
   const std::string &kind = name->name;
-  using K = CValue::Kind;
-  auto real = [](const char *key, std::optional<double> value) {
-    return ConstParam{key, K::Float,
-                      value ? std::optional<CValue>(CValue::ofFloat(*value))
-                            : std::nullopt};
-  };
-  // torch.optim's arguments and defaults; `lr` is required except by
-  // adadelta (torch's default 1.0).
-  std::vector<ConstParam> params;
-  if (kind == "sgd")
-    params = {real("lr", std::nullopt), real("momentum", 0),
-              real("weight_decay", 0),
-              {"nesterov", K::Bool, CValue::ofBool(false)}};
-  else if (kind == "adam" || kind == "adamw")
-    params = {real("lr", std::nullopt),
-              {"betas", K::List, floats({0.9, 0.999})},
-              real("eps", 1e-8),
-              real("weight_decay", kind == "adamw" ? 0.01 : 0.0)};
-  else if (kind == "rmsprop")
-    params = {real("lr", 0.01),        real("alpha", 0.99),
-              real("eps", 1e-8),       real("weight_decay", 0),
-              real("momentum", 0),     {"centered", K::Bool, CValue::ofBool(false)}};
-  else if (kind == "adagrad")
-    params = {real("lr", 0.01), real("lr_decay", 0), real("weight_decay", 0),
-              real("initial_accumulator_value", 0), real("eps", 1e-10)};
-  else if (kind == "adadelta")
-    params = {real("lr", 1.0), real("rho", 0.9), real("eps", 1e-6),
-              real("weight_decay", 0)};
-  else {
+  const opt::KindDef *def = opt::findKind(kind);
+  if (!def) {
     diag.error(name->loc, "unknown optimizer '" + kind + "'" +
-                              didYouMean(kind, {"sgd", "adam", "adamw",
-                                                "rmsprop", "adagrad",
-                                                "adadelta"}) +
-                              "; optimizers are " + all);
+                              didYouMean(kind, names) + "; optimizers are " +
+                              all);
     return std::nullopt;
+  }
+  // torch.optim's arguments and defaults, from schema/Optimizers.def.
+  using K = CValue::Kind;
+  std::vector<ConstParam> params;
+  for (const opt::ArgDef &arg : def->args) {
+    if (!arg.key)
+      break;
+    std::optional<CValue> value;
+    const std::string key = arg.key;
+    if (key == "betas")
+      value = floats({opt::findHyper("beta1")->defaultValue,
+                      opt::findHyper("beta2")->defaultValue});
+    else if (opt::isFlag(key))
+      value = CValue::ofBool(arg.defaultValue != 0);
+    else if (!arg.isRequired())
+      value = CValue::ofFloat(arg.defaultValue);
+    params.push_back({arg.key,
+                      key == "betas"       ? K::List
+                      : opt::isFlag(key)   ? K::Bool
+                                           : K::Float,
+                      value});
   }
   std::optional<std::vector<CValue>> args = bindConstCall(*e, kind, params);
   if (!args)
@@ -157,11 +158,18 @@ std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
   // has none); the others only their own keys.
   AttrDict d;
   d["kind"] = Attr(kind);
-  d["momentum"] = Attr(0.0);
+  d["momentum"] = Attr(opt::findHyper("momentum")->defaultValue);
   d["nesterov"] = Attr(false);
-  d["betas"] = Attr(std::vector<double>{0.9, 0.999});
-  d["eps"] = Attr(1e-8);
+  d["betas"] = Attr(std::vector<double>{opt::findHyper("beta1")->defaultValue,
+                                        opt::findHyper("beta2")->defaultValue});
+  d["eps"] = Attr(opt::findHyper("eps")->defaultValue);
   std::string problem;
+  auto check = [&](const char *key, double v, const std::string &text) {
+    const opt::HyperDef *hyper = opt::findHyper(key);
+    if (problem.empty() && !hyper->allows(v))
+      problem = std::string(key) + " must be " + hyper->expected + ", got " +
+                text;
+  };
   for (size_t i = 0; i < params.size(); ++i) {
     const std::string key = params[i].name;
     const CValue &v = (*args)[i];
@@ -172,15 +180,15 @@ std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
       for (const CValue &x : v.list)
         b.push_back(x.f);
       d[key] = Attr(b);
-      if (b.size() != 2 || b[0] < 0 || b[0] >= 1 || b[1] < 0 || b[1] >= 1)
+      if (b.size() != 2 && problem.empty())
+        problem = "betas must be two numbers in [0, 1), got " + literalText(v);
+      else if (b.size() == 2 && problem.empty() &&
+               !(opt::findHyper("beta1")->allows(b[0]) &&
+                 opt::findHyper("beta2")->allows(b[1])))
         problem = "betas must be two numbers in [0, 1), got " + literalText(v);
     } else {
       d[key] = Attr(v.f);
-      // torch.optim's checks: every number is >= 0; rho at most 1.
-      if (problem.empty() && v.f < 0)
-        problem = key + " must not be negative";
-      else if (problem.empty() && key == "rho" && v.f > 1)
-        problem = "rho must be in [0, 1], got " + literalText(v);
+      check(params[i].name, v.f, literalText(v));
     }
   }
   if (problem.empty() && kind == "sgd" && std::get<bool>(d["nesterov"].value) &&

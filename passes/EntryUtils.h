@@ -4,9 +4,11 @@
 #define MODELC_PASSES_ENTRYUTILS_H
 
 #include "dialects/mdl/MdlOps.h"
+#include "schema/Optimizers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <string>
 
@@ -41,18 +43,22 @@ inline bool usesZero(mlir::mdl::TrainOp train) {
 constexpr llvm::StringLiteral kAttentionSoftmaxAttrName =
     "mdl.attention_softmax";
 
-/// The hyperparameter keys of a train entry, in declaration order; each is
-/// the buffer `@"T:hyper:KEY"`, which the runtime fills from the settings
-/// (or `--set`) and its step counters before each call. docs/pipeline.md
-/// says what each means.
-inline llvm::ArrayRef<llvm::StringLiteral> getHyperKeys() {
-  static constexpr llvm::StringLiteral keys[] = {
-      "step",        "total_steps",    "lr",        "weight_decay",
-      "momentum",    "beta1",          "beta2",     "eps",
-      "grad_clip",   "warmup",         "min_lr",    "every",
-      "gamma",       "seed",           "rng_counter", "optimizer_step",
-      "loss_scale",  "alpha",          "lr_decay",
-      "initial_accumulator_value",     "rho"};
+/// The hyperparameter keys of a train entry, in declaration order: the step
+/// counters, the optimizers' hypers (schema/Optimizers.def), then the
+/// schedule's, clipping's, dropout's and loss scaling's. Each is the buffer
+/// `@"T:hyper:KEY"`, which the runtime fills from the settings (or `--set`)
+/// and its step counters before each call. docs/pipeline.md says what each
+/// means.
+inline llvm::ArrayRef<llvm::StringRef> getHyperKeys() {
+  static const llvm::SmallVector<llvm::StringRef> keys = [] {
+    llvm::SmallVector<llvm::StringRef> k = {"step", "total_steps"};
+    for (const modelc::optimizers::HyperDef &hyper :
+         modelc::optimizers::kHypers)
+      k.push_back(hyper.key);
+    k.append({"grad_clip", "warmup", "min_lr", "every", "gamma", "seed",
+              "rng_counter", "optimizer_step", "loss_scale"});
+    return k;
+  }();
   return keys;
 }
 

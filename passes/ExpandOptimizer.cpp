@@ -77,9 +77,7 @@ FailureOr<OptimizerConfig> readConfig(mdl::TrainOp train) {
   OptimizerConfig config;
   config.kind = kind.getValue();
   config.lossScaling = usesLossScaling(train);
-  if (!llvm::is_contained({"sgd", "adam", "adamw", "rmsprop", "adagrad",
-                           "adadelta"},
-                          config.kind))
+  if (!optimizers::findKind(config.kind))
     return train.emitError("unknown optimizer '") << config.kind << "'";
   auto centered = optimizer.getAs<BoolAttr>("centered");
   config.centered =

@@ -7,6 +7,7 @@
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdl/MdlOps.h"
 #include "passes/EntryUtils.h"
+#include "schema/Optimizers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -99,23 +100,23 @@ private:
 
 flatbuffers::Offset<fb::Optimizer>
 writeOptimizer(flatbuffers::FlatBufferBuilder &fbb, Settings &settings) {
+  namespace opt = optimizers;
   auto kind = fbb.CreateString(settings.getString("kind"));
+  // Sema writes `betas` as one list; the manifest has beta1 and beta2. A
+  // hyper the kind does not take has its default (schema/Optimizers.def).
+  opt::Hypers hypers;
   ArrayRef<double> betas = settings.getFloats("betas");
+  if (betas.size() == 2) {
+    hypers.beta1 = betas[0];
+    hypers.beta2 = betas[1];
+  }
   fb::OptimizerBuilder optimizer(fbb);
   optimizer.add_kind(kind);
-  optimizer.add_lr(settings.getFloat("lr"));
-  optimizer.add_momentum(settings.getFloat("momentum"));
-  optimizer.add_weight_decay(settings.getFloat("weight_decay"));
-  optimizer.add_nesterov(settings.getBool("nesterov"));
-  optimizer.add_beta1(betas.size() == 2 ? betas[0] : 0.9);
-  optimizer.add_beta2(betas.size() == 2 ? betas[1] : 0.999);
-  optimizer.add_eps(settings.getFloat("eps"));
-  optimizer.add_alpha(settings.getFloat("alpha", 0.99));
-  optimizer.add_centered(settings.getBool("centered", false));
-  optimizer.add_lr_decay(settings.getFloat("lr_decay", 0.0));
-  optimizer.add_initial_accumulator_value(
-      settings.getFloat("initial_accumulator_value", 0.0));
-  optimizer.add_rho(settings.getFloat("rho", 0.9));
+#define MODELC_OPTIMIZER_HYPER(KEY, ...)                                       \
+  optimizer.add_##KEY(settings.getFloat(#KEY, hypers.KEY));
+#define MODELC_OPTIMIZER_FLAG(KEY)                                             \
+  optimizer.add_##KEY(settings.getBool(#KEY, false));
+#include "schema/Optimizers.def"
   return optimizer.Finish();
 }
 

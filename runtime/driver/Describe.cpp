@@ -94,25 +94,25 @@ Json checksJson(const std::vector<ValueCheck> &checks, size_t input) {
   return list;
 }
 
+/// `adamw(lr 0.001, betas [0.9, 0.999], eps 1e-08, weight_decay 0.01)`: the
+/// kind's arguments in torch.optim's order (schema/Optimizers.def).
 std::string optimizerText(const OptimizerInfo &o) {
-  if (o.kind == "sgd")
-    return fmt::format("sgd(lr {}, momentum {}, weight_decay {}, nesterov {})",
-                       o.lr, o.momentum, o.weightDecay, o.nesterov);
-  if (o.kind == "rmsprop")
-    return fmt::format("rmsprop(lr {}, alpha {}, eps {}, weight_decay {}, "
-                       "momentum {}, centered {})",
-                       o.lr, o.alpha, o.eps, o.weightDecay, o.momentum,
-                       o.centered);
-  if (o.kind == "adagrad")
-    return fmt::format("adagrad(lr {}, lr_decay {}, weight_decay {}, "
-                       "initial_accumulator_value {}, eps {})",
-                       o.lr, o.lrDecay, o.weightDecay,
-                       o.initialAccumulatorValue, o.eps);
-  if (o.kind == "adadelta")
-    return fmt::format("adadelta(lr {}, rho {}, eps {}, weight_decay {})", o.lr,
-                       o.rho, o.eps, o.weightDecay);
-  return fmt::format("{}(lr {}, betas [{}, {}], eps {}, weight_decay {})",
-                     o.kind, o.lr, o.beta1, o.beta2, o.eps, o.weightDecay);
+  const optimizers::KindDef *kind = optimizers::findKind(o.kind);
+  if (!kind)
+    return o.kind;
+  std::string args;
+  for (const optimizers::ArgDef &arg : kind->args) {
+    if (!arg.key)
+      break;
+    std::string key = arg.key;
+    std::string value =
+        key == "betas" ? fmt::format("[{}, {}]", o.hypers.beta1, o.hypers.beta2)
+        : key == "nesterov" ? fmt::format("{}", o.nesterov)
+        : key == "centered" ? fmt::format("{}", o.centered)
+                            : fmt::format("{}", *o.hypers.find(key));
+    args += (args.empty() ? "" : ", ") + key + " " + value;
+  }
+  return o.kind + "(" + args + ")";
 }
 
 std::string scheduleText(const ScheduleInfo &s) {
@@ -384,14 +384,11 @@ void describeJson(const Manifest &m, std::ostream &out) {
               {"steps", e.steps},        {"epochs", e.epochs},
               {"seed", e.seed},          {"shuffle", e.shuffle},
               {"precision", e.precision}};
-    t["optimizer"] = {{"kind", o.kind},         {"lr", o.lr},
-                      {"momentum", o.momentum}, {"weight_decay", o.weightDecay},
-                      {"nesterov", o.nesterov}, {"beta1", o.beta1},
-                      {"beta2", o.beta2},       {"eps", o.eps},
-                      {"alpha", o.alpha},       {"centered", o.centered},
-                      {"lr_decay", o.lrDecay},
-                      {"initial_accumulator_value", o.initialAccumulatorValue},
-                      {"rho", o.rho}};
+    Json optimizer = {{"kind", o.kind}};
+#define MODELC_OPTIMIZER_HYPER(KEY, ...) optimizer[#KEY] = o.hypers.KEY;
+#define MODELC_OPTIMIZER_FLAG(KEY) optimizer[#KEY] = o.KEY;
+#include "schema/Optimizers.def"
+    t["optimizer"] = std::move(optimizer);
     t["schedule"] = {{"kind", s.kind},
                      {"warmup", s.warmup},
                      {"min_lr", s.minLr},

@@ -218,12 +218,12 @@ Status copyEntries(const fb::Program &p, Manifest &m) {
       e.seed = t->seed();
       e.shuffle = t->shuffle();
       e.precision = str(t->precision());
-      if (const fb::Optimizer *o = t->optimizer())
-        e.optimizer = {str(o->kind()), o->lr(),       o->momentum(),
-                       o->weight_decay(), o->nesterov(), o->beta1(),
-                       o->beta2(),     o->eps(),      o->alpha(),
-                       o->centered(),  o->lr_decay(),
-                       o->initial_accumulator_value(), o->rho()};
+      if (const fb::Optimizer *o = t->optimizer()) {
+        e.optimizer.kind = str(o->kind());
+#define MODELC_OPTIMIZER_HYPER(KEY, ...) e.optimizer.hypers.KEY = o->KEY();
+#define MODELC_OPTIMIZER_FLAG(KEY) e.optimizer.KEY = o->KEY();
+#include "schema/Optimizers.def"
+      }
       if (const fb::Schedule *s = t->schedule())
         e.schedule = {str(s->kind()), s->warmup(), s->min_lr(), s->every(),
                       s->gamma()};

@@ -7,6 +7,7 @@
 #include "runtime/data/Source.h"
 #include "runtime/io/DType.h"
 #include "runtime/support/Status.h"
+#include "schema/Optimizers.h"
 
 #include <modelc/ProgramABI.h>
 
@@ -61,14 +62,13 @@ struct FunctionInfo {
   std::vector<size_t> window;
 };
 
+/// A train entry's optimizer: its kind, hyperparameters and flags, as
+/// schema/Optimizers.def defines them.
 struct OptimizerInfo {
   std::string kind;
-  double lr = 0, momentum = 0, weightDecay = 0;
-  bool nesterov = false;
-  double beta1 = 0, beta2 = 0, eps = 0;
-  double alpha = 0.99;
-  bool centered = false;
-  double lrDecay = 0, initialAccumulatorValue = 0, rho = 0.9;
+  optimizers::Hypers hypers;
+#define MODELC_OPTIMIZER_FLAG(KEY) bool KEY = false;
+#include "schema/Optimizers.def"
 };
 
 struct ScheduleInfo {

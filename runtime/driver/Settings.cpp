@@ -82,23 +82,27 @@ Key integer(const char *name, int64_t RunSettings::*field, int64_t lo,
       }};
 }
 
+/// An optimizer hyperparameter's key (schema/Optimizers.def).
+Key optimizerKey(const optimizers::HyperDef &hyper) {
+  return {
+      hyper.key,
+      [&hyper](const std::string &s,
+               RunSettings &r) -> std::optional<std::string> {
+        std::optional<double> v = parseReal(s);
+        if (!v || !hyper.allows(*v))
+          return std::string(hyper.expected);
+        *r.optimizer.find(hyper.key) = *v;
+        return std::nullopt;
+      }};
+}
+
 const std::vector<Key> &keys() {
   constexpr double inf = HUGE_VAL;
-  static const std::vector<Key> table = {
-      real("lr", &RunSettings::lr, 0, false, inf, "a number >= 0"),
-      real("weight_decay", &RunSettings::weightDecay, 0, false, inf,
-           "a number >= 0"),
-      real("momentum", &RunSettings::momentum, 0, false, inf, "a number >= 0"),
-      real("beta1", &RunSettings::beta1, 0, false, 1, "a number in [0, 1)"),
-      real("beta2", &RunSettings::beta2, 0, false, 1, "a number in [0, 1)"),
-      real("eps", &RunSettings::eps, 0, false, inf, "a number >= 0"),
-      real("alpha", &RunSettings::alpha, 0, false, inf, "a number >= 0"),
-      real("lr_decay", &RunSettings::lrDecay, 0, false, inf, "a number >= 0"),
-      real("initial_accumulator_value",
-           &RunSettings::initialAccumulatorValue, 0, false, inf,
-           "a number >= 0"),
-      real("rho", &RunSettings::rho, 0, false, std::nextafter(1.0, 2.0),
-           "a number in [0, 1]"),
+  static const std::vector<Key> table = [&] {
+    std::vector<Key> t;
+    for (const optimizers::HyperDef &hyper : optimizers::kHypers)
+      t.push_back(optimizerKey(hyper));
+    std::vector<Key> rest = {
       real("grad_clip", &RunSettings::gradClip, 0, false, inf,
            "a number >= 0 (0 = off)"),
       {"shuffle",
@@ -152,7 +156,10 @@ const std::vector<Key> &keys() {
          r.gradScaler->growthInterval = *v;
          return std::nullopt;
        }},
-  };
+    };
+    t.insert(t.end(), rest.begin(), rest.end());
+    return t;
+  }();
   return table;
 }
 
@@ -179,16 +186,7 @@ Result<RunSettings> resolveSettings(const TrainInfo &entry,
                                     const std::vector<std::string> &sets,
                                     std::optional<uint64_t> seed) {
   RunSettings r;
-  r.lr = entry.optimizer.lr;
-  r.weightDecay = entry.optimizer.weightDecay;
-  r.momentum = entry.optimizer.momentum;
-  r.beta1 = entry.optimizer.beta1;
-  r.beta2 = entry.optimizer.beta2;
-  r.eps = entry.optimizer.eps;
-  r.alpha = entry.optimizer.alpha;
-  r.lrDecay = entry.optimizer.lrDecay;
-  r.initialAccumulatorValue = entry.optimizer.initialAccumulatorValue;
-  r.rho = entry.optimizer.rho;
+  r.optimizer = entry.optimizer.hypers;
   r.gradClip = entry.hasGradClip ? entry.gradClip : 0;
   r.minLr = entry.schedule.minLr;
   r.gamma = entry.schedule.gamma;
@@ -233,17 +231,10 @@ std::vector<std::pair<std::string, std::string>>
 trajectorySettings(const RunSettings &s) {
   auto real = [](double v) { return fmt::format("{:.17g}", v); };
   auto integer = [](int64_t v) { return std::to_string(v); };
-  std::vector<std::pair<std::string, std::string>> out = {
-      {"lr", real(s.lr)},
-      {"weight_decay", real(s.weightDecay)},
-      {"momentum", real(s.momentum)},
-      {"beta1", real(s.beta1)},
-      {"beta2", real(s.beta2)},
-      {"eps", real(s.eps)},
-      {"alpha", real(s.alpha)},
-      {"lr_decay", real(s.lrDecay)},
-      {"initial_accumulator_value", real(s.initialAccumulatorValue)},
-      {"rho", real(s.rho)},
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const optimizers::HyperDef &hyper : optimizers::kHypers)
+    out.push_back({hyper.key, real(*s.optimizer.find(hyper.key))});
+  std::vector<std::pair<std::string, std::string>> rest = {
       {"grad_clip", real(s.gradClip)},
       {"shuffle", s.shuffle ? "true" : "false"},
       {"warmup", integer(s.warmup)},
@@ -251,6 +242,7 @@ trajectorySettings(const RunSettings &s) {
       {"every", integer(s.every)},
       {"gamma", real(s.gamma)},
       {"seed", std::to_string(s.seed)}};
+  out.insert(out.end(), rest.begin(), rest.end());
   if (const std::optional<GradScalerInfo> &g = s.gradScaler) {
     out.push_back({"grad_scaler.init_scale", real(g->initScale)});
     out.push_back({"grad_scaler.growth_factor", real(g->growthFactor)});
@@ -266,16 +258,6 @@ Result<double> hyperValue(const RunSettings &s, const std::string &key,
   const std::pair<const char *, double> values[] = {
       {"step", double(c.step)},
       {"total_steps", double(c.totalSteps)},
-      {"lr", s.lr},
-      {"weight_decay", s.weightDecay},
-      {"momentum", s.momentum},
-      {"beta1", s.beta1},
-      {"beta2", s.beta2},
-      {"eps", s.eps},
-      {"alpha", s.alpha},
-      {"lr_decay", s.lrDecay},
-      {"initial_accumulator_value", s.initialAccumulatorValue},
-      {"rho", s.rho},
       {"grad_clip", s.gradClip},
       {"warmup", double(s.warmup)},
       {"min_lr", s.minLr},
@@ -286,6 +268,8 @@ Result<double> hyperValue(const RunSettings &s, const std::string &key,
       {"optimizer_step", double(c.optimizerStep)},
       {"loss_scale", c.lossScale},
   };
+  if (const double *hyper = s.optimizer.find(key))
+    return *hyper;
   for (const auto &[name, value] : values)
     if (key == name)
       return value;

@@ -13,10 +13,8 @@
 namespace modelc::rt {
 
 struct RunSettings {
-  double lr = 0, weightDecay = 0, momentum = 0, beta1 = 0, beta2 = 0, eps = 0;
-  /// rmsprop's alpha, adagrad's lr_decay and initial_accumulator_value,
-  /// adadelta's rho (torch.optim's names).
-  double alpha = 0, lrDecay = 0, initialAccumulatorValue = 0, rho = 0;
+  /// The optimizer's hyperparameters (schema/Optimizers.def).
+  optimizers::Hypers optimizer;
   double gradClip = 0, minLr = 0, gamma = 0;
   int64_t warmup = 0, every = 0;
   uint64_t seed = 0;

@@ -414,7 +414,7 @@ Status TrainLoop::runStep(int64_t s) {
                       "0 after {} skipped steps (the gradients are inf or "
                       "NaN at every scale); start again with a lower "
                       "learning rate, e.g. --set lr={:g}, or use bf16",
-                      s, skippedSteps_, p_.settings.lr / 10),
+                      s, skippedSteps_, p_.settings.optimizer.lr / 10),
           kExitDiverged);
   }
   trainSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
@@ -490,7 +490,8 @@ Status TrainLoop::diverged(int64_t s, double loss) {
   // checkpoint aside.
   if (!place_.leader())
     return Status::error(msg, kExitDiverged);
-  std::string lower = fmt::format("--set lr={:g}", p_.settings.lr / 10);
+  std::string lower =
+      fmt::format("--set lr={:g}", p_.settings.optimizer.lr / 10);
   const std::string &dir = p_.checkpoint.dir;
   if (dir.empty())
     return Status::error(msg + "; no checkpoint directory; start again with "

@@ -20,6 +20,10 @@
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:beta1" : tensor<f64>
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:beta2" : tensor<f64>
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:eps" : tensor<f64>
+// CHECK-NEXT: mdl.buffer @"fashion:hyper:alpha" : tensor<f64>
+// CHECK-NEXT: mdl.buffer @"fashion:hyper:lr_decay" : tensor<f64>
+// CHECK-NEXT: mdl.buffer @"fashion:hyper:initial_accumulator_value" : tensor<f64>
+// CHECK-NEXT: mdl.buffer @"fashion:hyper:rho" : tensor<f64>
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:grad_clip" : tensor<f64>
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:warmup" : tensor<f64>
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:min_lr" : tensor<f64>
@@ -29,10 +33,6 @@
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:rng_counter" : tensor<f64> {entry = "fashion", key = "rng_counter", phase = "train", role = "hyper"}
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:optimizer_step" : tensor<f64> {entry = "fashion", key = "optimizer_step", phase = "train", role = "hyper"}
 // CHECK-NEXT: mdl.buffer @"fashion:hyper:loss_scale" : tensor<f64> {entry = "fashion", key = "loss_scale", phase = "train", role = "hyper"}
-// CHECK-NEXT: mdl.buffer @"fashion:hyper:alpha" : tensor<f64>
-// CHECK-NEXT: mdl.buffer @"fashion:hyper:lr_decay" : tensor<f64>
-// CHECK-NEXT: mdl.buffer @"fashion:hyper:initial_accumulator_value" : tensor<f64>
-// CHECK-NEXT: mdl.buffer @"fashion:hyper:rho" : tensor<f64>
 // CHECK-NEXT: mdl.buffer @"fashion:eval_in:image" : tensor<8x4x4xui8> {entry = "fashion", key = "image", phase = "eval", role = "input"}
 // CHECK-NEXT: mdl.buffer @"fashion:eval_in:label" : tensor<8xui8> {entry = "fashion", key = "label", phase = "eval", role = "input"}
 // CHECK-NEXT: mdl.buffer @"fashion:eval_out:loss" : tensor<f32> {entry = "fashion", key = "loss", phase = "eval", role = "output"}

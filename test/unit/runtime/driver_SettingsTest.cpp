@@ -4,13 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 namespace modelc::rt {
 namespace {
 
 TrainInfo entry() {
   TrainInfo e;
   e.name = "fit";
-  e.optimizer = {"adamw", 1e-3, 0.0, 0.01, false, 0.9, 0.999, 1e-8};
+  e.optimizer.kind = "adamw";
+  e.optimizer.hypers.lr = 1e-3;
+  e.optimizer.hypers.weight_decay = 0.01;
   e.schedule = {"warmup_cosine", 100, 1e-5, 1, 0.5};
   e.seed = 7;
   e.logEvery = 10;
@@ -24,9 +29,9 @@ TEST(DriverSettings, EntryValuesWithOverrides) {
        "log.every=3", "checkpoint.every=4", "seed=9"},
       11);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->lr, 0.25);
-  EXPECT_EQ(r->weightDecay, 0.01);
-  EXPECT_EQ(r->beta2, 0.999);
+  EXPECT_EQ(r->optimizer.lr, 0.25);
+  EXPECT_EQ(r->optimizer.weight_decay, 0.01);
+  EXPECT_EQ(r->optimizer.beta2, 0.999);
   EXPECT_FALSE(r->shuffle);
   EXPECT_EQ(r->evalEvery, 0);
   EXPECT_EQ(r->gradClip, 1.0);
@@ -115,6 +120,42 @@ TEST(DriverSettings, HyperValues) {
   Result<double> unknown = hyperValue(*r, "temperature", c);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().exitCode(), kExitInternal);
+}
+
+TEST(DriverSettings, OptimizerTableIsConsistent) {
+  // schema/Optimizers.def: each kind's arguments are hypers, flags or betas,
+  // without repeats; each hyper is a --set key with a value for the update.
+  namespace opt = optimizers;
+  for (const opt::KindDef &kind : opt::kKinds) {
+    std::set<std::string> seen;
+    for (const opt::ArgDef &arg : kind.args) {
+      if (!arg.key)
+        break;
+      std::string key = arg.key;
+      EXPECT_TRUE(seen.insert(key).second) << kind.name << " " << key;
+      EXPECT_TRUE(key == "betas" || opt::isFlag(key) || opt::findHyper(key))
+          << kind.name << " " << key;
+      if (opt::findHyper(key) && !arg.isRequired())
+        EXPECT_TRUE(opt::findHyper(key)->allows(arg.defaultValue))
+            << kind.name << " " << key;
+    }
+    EXPECT_EQ(std::string(kind.args[0].key), "lr") << kind.name;
+  }
+  Result<RunSettings> r = resolveSettings(entry(), {}, std::nullopt);
+  const std::vector<std::string> &keys = settableKeys();
+  for (const opt::HyperDef &hyper : opt::kHypers) {
+    EXPECT_TRUE(opt::Hypers().find(hyper.key)) << hyper.key;
+    EXPECT_EQ(*opt::Hypers().find(hyper.key), hyper.defaultValue);
+    EXPECT_NE(std::find(keys.begin(), keys.end(), hyper.key), keys.end())
+        << hyper.key;
+    EXPECT_TRUE(hyperValue(*r, hyper.key, StepCounters{}).ok()) << hyper.key;
+    Result<RunSettings> negative = resolveSettings(
+        entry(), {std::string(hyper.key) + "=-1"}, std::nullopt);
+    EXPECT_FALSE(negative.ok()) << hyper.key;
+  }
+  Result<RunSettings> rho = resolveSettings(entry(), {"rho=1"}, std::nullopt);
+  EXPECT_TRUE(rho.ok());
+  EXPECT_FALSE(resolveSettings(entry(), {"beta1=1"}, std::nullopt).ok());
 }
 
 } // namespace
