@@ -290,7 +290,7 @@ FunctionDifferentiator::differentiateOp(Operation *op,
         op->emitError() << "'" << op->getName()
                         << "' is on the path from the parameters to the loss "
                            "but has no gradient";
-    if (isa<AttentionOp, DropoutOp>(op))
+    if (modelc::isComposite(op) || isa<DropoutOp>(op))
       diag << "; run --mdl-decompose before --mdl-autodiff";
     return diag;
   }

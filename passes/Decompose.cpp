@@ -1,11 +1,14 @@
-// --mdl-decompose: expands mdl.attention into matmuls, a causal mask and a
-// softmax, and mdl.dropout into a multiplication by mdl.dropout_mask in
-// fwd_bwd functions (the identity elsewhere), in the program functions.
+// --mdl-decompose: expands the composite ops (decomposeComposite: each one
+// into simpler mdl ops, as PyTorch's reference writes it) and mdl.dropout
+// (a multiplication by mdl.dropout_mask in fwd_bwd functions, the identity
+// elsewhere) in the program functions. docs/contributing.md says how to add
+// a composite op.
 #include "passes/EntryUtils.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
 #include <numeric>
@@ -17,6 +20,10 @@ namespace modelc {
 
 using namespace mlir;
 using namespace modelc;
+
+bool modelc::isComposite(Operation *op) {
+  return isa<mdl::AttentionOp>(op);
+}
 
 namespace {
 
@@ -65,6 +72,17 @@ Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
   softmax->setAttr(kAttentionSoftmaxAttrName, builder.getUnitAttr());
   Value probs = softmax;
   return builder.create<mdl::MatmulOp>(loc, probs, attention.getValue());
+}
+
+/// The expansion of a composite op (isComposite).
+Value decomposeComposite(OpBuilder &builder, Operation *op) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case([&](mdl::AttentionOp attention) {
+        return decomposeAttention(builder, attention);
+      })
+      .Default([](Operation *) -> Value {
+        llvm_unreachable("isComposite and decomposeComposite disagree");
+      });
 }
 
 struct MdlDecomposePass : modelc::impl::MdlDecomposeBase<MdlDecomposePass> {
@@ -139,12 +157,15 @@ void MdlDecomposePass::runOnOperation() {
   // Only program functions: the mdl.train and mdl.infer bodies are kept as
   // declarations and are not lowered.
   for (auto func : module.getOps<func::FuncOp>()) {
-    SmallVector<mdl::AttentionOp> attentions;
-    func.walk([&](mdl::AttentionOp op) { attentions.push_back(op); });
-    for (mdl::AttentionOp attention : attentions) {
-      OpBuilder builder(attention);
-      attention.replaceAllUsesWith(decomposeAttention(builder, attention));
-      attention.erase();
+    SmallVector<Operation *> composites;
+    func.walk([&](Operation *op) {
+      if (isComposite(op))
+        composites.push_back(op);
+    });
+    for (Operation *op : composites) {
+      OpBuilder builder(op);
+      op->replaceAllUsesWith(ValueRange{decomposeComposite(builder, op)});
+      op->erase();
     }
     if (failed(decomposeDropouts(func)))
       return signalPassFailure();

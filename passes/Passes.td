@@ -34,7 +34,9 @@ def MdlBuildEntryFunctions : Pass<"mdl-build-entry-functions", "mlir::ModuleOp">
 def MdlDecompose : Pass<"mdl-decompose", "mlir::ModuleOp"> {
   let summary = "Expand composite ops into simpler mdl ops";
   let description = [{
-    `mdl.attention` becomes matmuls, a causal mask (`where`) and a softmax;
+    Each composite op (`isComposite` in passes/Passes.h) becomes the mdl
+    ops its PyTorch reference is written with (docs/passes/decompose.md),
+    e.g. `mdl.attention` matmuls, a causal mask (`where`) and a softmax;
     `mdl.dropout` becomes `input * mdl.dropout_mask` in `fwd_bwd` functions
     (with a unique `id` per dropout and the `seed`/`rng_counter` hypers) and
     its input elsewhere.
