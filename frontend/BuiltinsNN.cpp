@@ -261,6 +261,41 @@ std::optional<CValue> layerNorm(BuiltinCall &call) {
       std::move(attrs), call.loc));
 }
 
+/// `rms_norm(x, w?, eps = ?)` over the last axis, w `[D]`; without eps, the
+/// machine epsilon of x's float type (f32's for 16-bit x), as torch's
+/// `eps=None`.
+std::optional<CValue> rmsNorm(BuiltinCall &call) {
+  std::optional<TensorType> x = operand(call, 0, -1, "");
+  if (!x)
+    return std::nullopt;
+  if (x->shape.empty())
+    return call.error(
+        0, "'rms_norm' needs 'x' of at least one dimension, got " + x->str());
+  std::vector<int> operands{call.value(0).tensor};
+  if (call.has(1)) {
+    std::optional<TensorType> w = operand(call, 1, 1, "[D]", x->dtype);
+    if (!w)
+      return std::nullopt;
+    if (w->shape[0] != x->shape.back())
+      return call.error(1, "'rms_norm' expects 'w' of shape [" +
+                               std::to_string(x->shape.back()) + "] for x " +
+                               x->str() + ", got " + w->str());
+    operands.push_back(call.value(1).tensor);
+  }
+  const double machineEps = x->dtype == DType::F64
+                                ? std::numeric_limits<double>::epsilon()
+                                : std::numeric_limits<float>::epsilon();
+  std::optional<double> eps = call.floatArg(2, machineEps);
+  if (!eps)
+    return std::nullopt;
+  if (!(*eps >= 0) || std::isinf(*eps))
+    return call.error(2, "'rms_norm' needs a finite 'eps' >= 0, got " +
+                             call.describeArg(2));
+  AttrDict attrs{{"eps", Attr(*eps)}};
+  return CValue::ofTensor(call.builder.emit1("rms_norm", std::move(operands),
+                                             *x, std::move(attrs), call.loc));
+}
+
 /// `embedding(ids, table)`: integer ids, table `[V, D]` -> ids.shape + [D].
 std::optional<CValue> embedding(BuiltinCall &call) {
   std::optional<int> ids = call.tensor(0);
@@ -357,6 +392,9 @@ const std::vector<BuiltinDef> &nnBuiltins() {
       {"layer_norm",
        {{"x", nullptr}, {"w", nullptr}, {"b", nullptr}, {"eps", "1e-5"}},
        layerNorm},
+      {"rms_norm",
+       {{"x", nullptr}, {"w", "?"}, {"eps", "eps of x's dtype"}},
+       rmsNorm},
       {"embedding", {{"ids", nullptr}, {"table", nullptr}}, embedding},
       {"dropout", {{"x", nullptr}, {"p", nullptr}}, dropout},
       {"attention",

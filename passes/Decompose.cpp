@@ -6,6 +6,8 @@
 #include "passes/EntryUtils.h"
 #include "passes/Passes.h"
 
+#include "dialects/mdl/VJPBuilder.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -22,7 +24,7 @@ using namespace mlir;
 using namespace modelc;
 
 bool modelc::isComposite(Operation *op) {
-  return isa<mdl::AttentionOp>(op);
+  return isa<mdl::AttentionOp, mdl::RmsNormOp>(op);
 }
 
 namespace {
@@ -74,12 +76,42 @@ Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
   return builder.create<mdl::MatmulOp>(loc, probs, attention.getValue());
 }
 
+/// `torch.rms_norm` over the last axis as ATen's composite writes it: a
+/// 16-bit input is extended to f32 (opmath), `x * rsqrt(mean(x^2) + eps)`
+/// is rounded back to the input's type (`type_as`), then multiplied by the
+/// weight. eps is first rounded to the input's type, as ATen keeps it.
+Value decomposeRmsNorm(OpBuilder &builder, mdl::RmsNormOp norm) {
+  mdl::VJPBuilder b(builder, norm.getLoc());
+  Value input = norm.getInput();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto elementType = cast<FloatType>(inputType.getElementType());
+  bool is16Bit = elementType.getWidth() < 32;
+  Value x = is16Bit ? b.cast(input, builder.getF32Type()) : input;
+  APFloat eps(norm.getEps().convertToDouble());
+  bool losesInfo;
+  eps.convert(elementType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+              &losesInfo);
+  eps.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+              &losesInfo);
+  Value meanSquare =
+      b.mean(b.pow(x, b.scalar(2.0, x)), {inputType.getRank() - 1},
+             /*keepdim=*/true);
+  Value result =
+      b.mul(x, b.rsqrt(b.add(meanSquare, b.scalar(eps.convertToDouble(), x))));
+  if (is16Bit)
+    result = b.cast(result, elementType);
+  if (Value weight = norm.getWeight())
+    result = b.mul(result, weight);
+  return result;
+}
+
 /// The expansion of a composite op (isComposite).
 Value decomposeComposite(OpBuilder &builder, Operation *op) {
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](mdl::AttentionOp attention) {
         return decomposeAttention(builder, attention);
       })
+      .Case([&](mdl::RmsNormOp norm) { return decomposeRmsNorm(builder, norm); })
       .Default([](Operation *) -> Value {
         llvm_unreachable("isComposite and decomposeComposite disagree");
       });

@@ -54,7 +54,7 @@ LogicalResult MatmulOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// layer_norm, embedding, dropout
+// layer_norm, rms_norm, embedding, dropout
 //===----------------------------------------------------------------------===//
 
 LogicalResult LayerNormOp::verify() {
@@ -74,6 +74,25 @@ LogicalResult LayerNormOp::verify() {
   }
   if (!(getEps().convertToDouble() > 0))
     return emitOpError("eps must be positive");
+  return success();
+}
+
+LogicalResult RmsNormOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  if (input.empty())
+    return emitOpError("input must have rank at least 1");
+  if (Value weight = getWeight()) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(weight.getType()).getShape();
+    if (shape != input.take_back())
+      return emitOpError() << "weight must have shape "
+                           << formatShape(input.take_back())
+                           << " (the last axis of the input), got "
+                           << formatShape(shape);
+  }
+  // PyTorch takes any eps, 0 included.
+  if (!(getEps().convertToDouble() >= 0))
+    return emitOpError("eps must be >= 0");
   return success();
 }
 

@@ -138,6 +138,30 @@ def Mdl_LayerNormOp : Mdl_Op<"layer_norm", [
   let hasVerifier = 1;
 }
 
+// A composite op: --mdl-decompose expands it (docs/passes/decompose.md).
+def Mdl_RmsNormOp : Mdl_Op<"rms_norm", [
+    Pure, SameOperandsAndResultElementType,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "root-mean-square normalisation over the last axis";
+  let description = [{
+    `x * rsqrt(mean(x^2) + eps) * weight` along the last axis, as PyTorch's
+    `rms_norm` over the last axis; the optional `weight` has the last
+    axis' size.
+
+    ```mlir
+    %y = mdl.rms_norm %x, %w eps = 1.1920928955078125E-7 : tensor<8x64x768xf32>, tensor<768xf32> -> tensor<8x64x768xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input,
+                       Optional<Mdl_FloatTensor>:$weight, F64Attr:$eps);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $weight^)? `eps` `=` $eps attr-dict `:` type($input)
+    (`,` type($weight)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Mdl_EmbeddingOp : Mdl_Op<"embedding", [
     Pure, AllElementTypesMatch<["table", "result"]>,
     DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {

@@ -1,4 +1,4 @@
-// --mdl-decompose expands attention and dropout in the program functions.
+// --mdl-decompose expands attention, rms_norm and dropout in the program functions.
 // RUN: modelc-opt %s --split-input-file --mdl-decompose --verify-diagnostics | FileCheck %s
 
 // Non-causal attention: softmax(q @ k^T * scale, -1) @ v, as
@@ -132,4 +132,61 @@ func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
   %a = mdl.dropout %x p = 0.1 : tensor<2xf32>
   mdl.store %a, @"t:in:x" : tensor<2xf32>
   return
+}
+
+// -----
+
+// rms_norm over the last axis as ATen's composite: x * rsqrt(mean(x^2) + eps)
+// * weight, in the input's type when it is f32.
+
+// CHECK-LABEL: func.func @rms_norm(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x3x8xf32>, %[[W:[^:]*]]: tensor<8xf32>
+// CHECK-NEXT: %[[TWO:.*]] = mdl.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[SQ:.*]] = mdl.pow %[[X]], %[[TWO]] : tensor<2x3x8xf32>, tensor<f32> -> tensor<2x3x8xf32>
+// CHECK-NEXT: %[[MS:.*]] = mdl.mean %[[SQ]] axes = [2] keepdim : tensor<2x3x8xf32> -> tensor<2x3x1xf32>
+// CHECK-NEXT: %[[EPS:.*]] = mdl.constant dense<9.99999974E-6> : tensor<f32>
+// CHECK-NEXT: %[[SUM:.*]] = mdl.add %[[MS]], %[[EPS]]
+// CHECK-NEXT: %[[INV:.*]] = mdl.rsqrt %[[SUM]] : tensor<2x3x1xf32>
+// CHECK-NEXT: %[[N:.*]] = mdl.mul %[[X]], %[[INV]] : tensor<2x3x8xf32>, tensor<2x3x1xf32> -> tensor<2x3x8xf32>
+// CHECK-NEXT: %[[Y:.*]] = mdl.mul %[[N]], %[[W]] : tensor<2x3x8xf32>, tensor<8xf32> -> tensor<2x3x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %y = mdl.rms_norm %x, %w eps = 1.0e-5 : tensor<2x3x8xf32>, tensor<8xf32> -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+// A bf16 input is extended to f32 (opmath) and the normalised value rounded
+// back before the weight; eps is rounded to bf16 first, as ATen's scalar_t.
+
+// CHECK-LABEL: func.func @rms_norm_bf16(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xbf16>, %[[W:[^:]*]]: tensor<8xbf16>
+// CHECK-NEXT: %[[X32:.*]] = mdl.cast %[[X]] : tensor<4x8xbf16> -> tensor<4x8xf32>
+// CHECK-NEXT: mdl.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[SQ:.*]] = mdl.pow %[[X32]]
+// CHECK-NEXT: %[[MS:.*]] = mdl.mean %[[SQ]] axes = [1] keepdim
+// CHECK-NEXT: %[[EPS:.*]] = mdl.constant dense<1.00135803E-5> : tensor<f32>
+// CHECK-NEXT: %[[SUM:.*]] = mdl.add %[[MS]], %[[EPS]]
+// CHECK-NEXT: %[[INV:.*]] = mdl.rsqrt %[[SUM]]
+// CHECK-NEXT: %[[N:.*]] = mdl.mul %[[X32]], %[[INV]]
+// CHECK-NEXT: %[[N16:.*]] = mdl.cast %[[N]] : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[Y:.*]] = mdl.mul %[[N16]], %[[W]] : tensor<4x8xbf16>, tensor<8xbf16> -> tensor<4x8xbf16>
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm_bf16(%x: tensor<4x8xbf16>, %w: tensor<8xbf16>) -> tensor<4x8xbf16> {
+  %y = mdl.rms_norm %x, %w eps = 1.0e-5 : tensor<4x8xbf16>, tensor<8xbf16> -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+
+// Without a weight, the normalised value is the result.
+
+// CHECK-LABEL: func.func @rms_norm_plain(
+// CHECK: %[[N:.*]] = mdl.mul
+// CHECK-NEXT: return %[[N]]
+// CHECK-NOT: mdl.rms_norm
+func.func @rms_norm_plain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = mdl.rms_norm %x eps = 0.0 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }

@@ -666,6 +666,30 @@ func.func @f(%x: tensor<f32>, %w: tensor<16xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<2x16xf32>, %w: tensor<8xf32>) {
+  // expected-error @+1 {{weight must have shape [16] (the last axis of the input), got [8]}}
+  %0 = mdl.rms_norm %x, %w eps = 1.0e-5 : tensor<2x16xf32>, tensor<8xf32> -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x16xf32>) {
+  // expected-error @+1 {{eps must be >= 0}}
+  %0 = mdl.rms_norm %x eps = -1.0e-5 : tensor<2x16xf32> -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<f32>) {
+  // expected-error @+1 {{input must have rank at least 1}}
+  %0 = mdl.rms_norm %x eps = 1.0e-5 : tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<2x16xf32>, %w: tensor<16xf32>) {
   // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
   %0 = mdl.layer_norm %x, %w, %w eps = 1.0e-5 : tensor<2x16xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16x2xf32>

@@ -208,6 +208,10 @@ func.func @transformer_ops(%ids: tensor<2x16xi32>, %wte: tensor<100x32xf32>, %g:
   %e = mdl.embedding %ids, %wte : tensor<2x16xi32>, tensor<100x32xf32> -> tensor<2x16x32xf32>
   // CHECK: mdl.layer_norm %[[E]], %[[G]], %[[G]] eps = 1.000000e-05 : tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32> -> tensor<2x16x32xf32>
   %n = mdl.layer_norm %e, %g, %g eps = 1.0e-5 : tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32> -> tensor<2x16x32xf32>
+  // CHECK: mdl.rms_norm %[[E]], %[[G]] eps = 1.1920928955078125E-7 : tensor<2x16x32xf32>, tensor<32xf32> -> tensor<2x16x32xf32>
+  %r = mdl.rms_norm %e, %g eps = 1.1920928955078125E-7 : tensor<2x16x32xf32>, tensor<32xf32> -> tensor<2x16x32xf32>
+  // CHECK: mdl.rms_norm %[[E]] eps = 0.000000e+00 : tensor<2x16x32xf32> -> tensor<2x16x32xf32>
+  %r0 = mdl.rms_norm %e eps = 0.0 : tensor<2x16x32xf32> -> tensor<2x16x32xf32>
   // CHECK: mdl.dropout %[[E]] p = 1.000000e-01 : tensor<2x16x32xf32>
   %d = mdl.dropout %e p = 0.1 : tensor<2x16x32xf32>
   // CHECK: mdl.attention %[[Q]], %[[KV]], %[[KV]] causal scale = 3.535530e-01 : tensor<2x4x16x8xf32>, tensor<2x4x20x8xf32>, tensor<2x4x20x8xf32> -> tensor<2x4x16x8xf32>
