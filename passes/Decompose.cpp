@@ -24,7 +24,8 @@ using namespace mlir;
 using namespace modelc;
 
 bool modelc::isComposite(Operation *op) {
-  return isa<mdl::AttentionOp, mdl::RmsNormOp>(op);
+  return isa<mdl::AttentionOp, mdl::RmsNormOp, mdl::NllLossOp,
+             mdl::BceWithLogitsOp>(op);
 }
 
 namespace {
@@ -105,6 +106,112 @@ Value decomposeRmsNorm(OpBuilder &builder, mdl::RmsNormOp norm) {
   return result;
 }
 
+/// `input` in its opmath type: f32 for 16-bit floats, else itself.
+Value toOpmath(mdl::VJPBuilder &b, OpBuilder &builder, Value input) {
+  auto type = cast<FloatType>(getElementTypeOrSelf(input.getType()));
+  return type.getWidth() < 32 ? b.cast(input, builder.getF32Type()) : input;
+}
+
+/// All the axes of `value`'s type: the axes of a full reduction.
+SmallVector<int64_t> allAxes(Value value) {
+  SmallVector<int64_t> axes(cast<RankedTensorType>(value.getType()).getRank());
+  std::iota(axes.begin(), axes.end(), 0);
+  return axes;
+}
+
+/// The sum of all elements of `value` (itself when it is 0-d).
+Value sumAll(mdl::VJPBuilder &b, Value value) {
+  SmallVector<int64_t> axes = allAxes(value);
+  return axes.empty() ? value : b.sum(value, axes);
+}
+
+/// `torch.nn.functional.nll_loss` with the class axis last, mean over the
+/// positions whose label is not ignore_index (nan when there is none, as
+/// torch's 0 / 0). The label picks its class through a one-hot mask, so
+/// the gradient is the mask (scaled), with no scatter. With label
+/// smoothing, torch's `cross_entropy_loss_label_smoothing` after its
+/// log_softmax: `(1 - e) * nll + e / C * sum(-sum(lp, -1) over kept) /
+/// kept`.
+Value decomposeNllLoss(OpBuilder &builder, mdl::NllLossOp loss) {
+  mdl::VJPBuilder b(builder, loss.getLoc());
+  Value logProbs = toOpmath(b, builder, loss.getLogProbs());
+  auto type = cast<RankedTensorType>(logProbs.getType());
+  int64_t classAxis = type.getRank() - 1;
+  int64_t classes = type.getShape().back();
+  Value labels = loss.getLabels();
+  auto labelsType = cast<RankedTensorType>(labels.getType());
+  if (!labelsType.getElementType().isInteger(64))
+    labels = b.cast(labels, builder.getI64Type());
+  SmallVector<int64_t> column(labelsType.getShape());
+  column.push_back(1);
+  Value classIds = builder.create<mdl::ArangeOp>(
+      loss.getLoc(), RankedTensorType::get({classes}, builder.getI64Type()));
+  Value oneHot = b.compare(mdl::CmpPredicate::eq, b.reshape(labels, column),
+                           classIds);
+  Value zero = b.scalar(0.0, logProbs);
+  Value picked = b.sum(b.where(oneHot, logProbs, zero), {classAxis});
+  Value kept = b.compare(mdl::CmpPredicate::ne, labels,
+                         b.scalar(double(loss.getIgnoreIndex()), labels));
+  Value count = sumAll(b, b.cast(kept, type.getElementType()));
+  Value result = b.div(b.neg(sumAll(b, b.where(kept, picked, zero))), count);
+  double smoothing = loss.getLabelSmoothing().convertToDouble();
+  if (smoothing > 0) {
+    Value negSum = b.neg(b.sum(logProbs, {classAxis}));
+    Value smooth = b.div(sumAll(b, b.where(kept, negSum, zero)), count);
+    // One op per statement, so that the order of the ops is the source's.
+    Value mixedNll = b.mul(result, b.scalar(1 - smoothing, result));
+    Value mixedSmooth = b.mul(smooth, b.scalar(smoothing / classes, smooth));
+    result = b.add(mixedNll, mixedSmooth);
+  }
+  Type resultElement = loss.getType().getElementType();
+  return getElementTypeOrSelf(result.getType()) == resultElement
+             ? result
+             : b.cast(result, resultElement);
+}
+
+/// `log(1 + u)` for `u >= 0` to within an ulp without a log1p op
+/// (Goldberg's trick): `w = 1 + u`; `u` where `w` rounds to 1, else
+/// `log(w) * u / (w - 1)`. The divisor is kept nonzero in both branches,
+/// so neither the value nor the gradient of the unused one is nan.
+Value log1p(mdl::VJPBuilder &b, Value u) {
+  Value one = b.scalar(1.0, u);
+  Value w = b.add(one, u);
+  Value exact = b.compare(mdl::CmpPredicate::eq, w, one);
+  Value divisor = b.where(exact, one, b.sub(w, one));
+  return b.where(exact, u, b.div(b.mul(b.log(w), u), divisor));
+}
+
+/// `torch.nn.functional.binary_cross_entropy_with_logits`, mean reduction,
+/// as ATen writes it: `(1 - t) * x - w * log_sigmoid(x)` with `w =
+/// (pos_weight - 1) * t + 1`, and `log_sigmoid(x) = min(x, 0) -
+/// log1p(exp(-|x|))`, in f32 for 16-bit inputs; the mean in the input's
+/// type.
+Value decomposeBceWithLogits(OpBuilder &builder, mdl::BceWithLogitsOp loss) {
+  Location loc = loss.getLoc();
+  mdl::VJPBuilder b(builder, loc);
+  Value x = toOpmath(b, builder, loss.getInput());
+  Value target = toOpmath(b, builder, loss.getTarget());
+  Value zero = b.scalar(0.0, x);
+  Value negative = b.compare(mdl::CmpPredicate::lt, x, zero);
+  Value minWithZero = b.where(negative, x, zero);
+  Value tail = b.exp(b.neg(builder.create<mdl::AbsOp>(loc, x)));
+  Value logSigmoid = b.sub(minWithZero, log1p(b, tail));
+  if (Value posWeight = loss.getPosWeight()) {
+    Value one = b.scalar(1.0, x);
+    Value weight = b.add(
+        b.mul(b.sub(toOpmath(b, builder, posWeight), one), target), one);
+    logSigmoid = b.mul(logSigmoid, weight);
+  }
+  Value elementwise =
+      b.sub(b.mul(b.sub(b.scalar(1.0, target), target), x), logSigmoid);
+  SmallVector<int64_t> axes = allAxes(elementwise);
+  Value mean = axes.empty() ? elementwise : b.mean(elementwise, axes);
+  Type resultElement = loss.getType().getElementType();
+  return getElementTypeOrSelf(mean.getType()) == resultElement
+             ? mean
+             : b.cast(mean, resultElement);
+}
+
 /// The expansion of a composite op (isComposite).
 Value decomposeComposite(OpBuilder &builder, Operation *op) {
   return llvm::TypeSwitch<Operation *, Value>(op)
@@ -112,6 +219,10 @@ Value decomposeComposite(OpBuilder &builder, Operation *op) {
         return decomposeAttention(builder, attention);
       })
       .Case([&](mdl::RmsNormOp norm) { return decomposeRmsNorm(builder, norm); })
+      .Case([&](mdl::NllLossOp loss) { return decomposeNllLoss(builder, loss); })
+      .Case([&](mdl::BceWithLogitsOp loss) {
+        return decomposeBceWithLogits(builder, loss);
+      })
       .Default([](Operation *) -> Value {
         llvm_unreachable("isComposite and decomposeComposite disagree");
       });

@@ -166,16 +166,26 @@ private:
                               " rows)"));
       return;
     }
-    if (auto loss = dyn_cast<mdl::CrossEntropyOp>(op)) {
-      if (use.get() != loss.getLabels())
-        return;
-      auto logits = cast<RankedTensorType>(loss.getLogits().getType());
-      int64_t classes = logits.getShape().back();
-      add(box, classes, loss.getIgnoreIndex(),
-          describeUse(op, "the labels of cross_entropy (" +
-                              std::to_string(classes) + " classes)"));
+    if (auto loss = dyn_cast<mdl::CrossEntropyOp>(op))
+      return addLabels(use, loss.getLogits(), loss.getLabels(),
+                       loss.getIgnoreIndex(), box);
+    if (auto loss = dyn_cast<mdl::NllLossOp>(op))
+      return addLabels(use, loss.getLogProbs(), loss.getLabels(),
+                       loss.getIgnoreIndex(), box);
+  }
+
+  /// Class labels (`use` of an op whose class axis is the last of
+  /// `scores`) in [0, C) or ignore_index.
+  void addLabels(OpOperand &use, Value scores, Value labels,
+                 int64_t ignoreIndex, const Box &box) {
+    if (use.get() != labels)
       return;
-    }
+    Operation *op = use.getOwner();
+    int64_t classes = cast<RankedTensorType>(scores.getType()).getShape().back();
+    add(box, classes, ignoreIndex,
+        describeUse(op, "the labels of " +
+                            op->getName().stripDialect().str() + " (" +
+                            std::to_string(classes) + " classes)"));
   }
 
   void add(const Box &box, int64_t end, std::optional<int64_t> ignore,

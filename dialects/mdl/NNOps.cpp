@@ -217,6 +217,38 @@ LogicalResult CrossEntropyOp::verify() {
   return verifyClassLabels(*this, getLogits(), getLabels());
 }
 
+LogicalResult NllLossOp::verify() {
+  if (failed(verifyClassLabels(*this, getLogProbs(), getLabels())))
+    return failure();
+  double smoothing = getLabelSmoothing().convertToDouble();
+  if (!(smoothing >= 0 && smoothing <= 1))
+    return emitOpError("label_smoothing must be in [0, 1], got ") << smoothing;
+  Type element = getLogProbs().getType().getElementType();
+  Type expected = element.isF64() ? element : Float32Type::get(getContext());
+  if (getType().getElementType() != expected)
+    return emitOpError("result must be ")
+           << RankedTensorType::get({}, expected) << " for log_probs of "
+           << element << ", got " << getType();
+  return success();
+}
+
+LogicalResult BceWithLogitsOp::verify() {
+  if (getTarget().getType() != getInput().getType())
+    return emitOpError("target must have the input's type ")
+           << getInput().getType() << ", got " << getTarget().getType();
+  if (Value weight = getPosWeight()) {
+    ArrayRef<int64_t> input = getInput().getType().getShape();
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(weight.getType()).getShape();
+    if (input.empty() || shape != input.take_back())
+      return emitOpError("pos_weight must have shape [C] for an input of "
+                         "shape ")
+             << formatShape(input) << " (C its last axis), got "
+             << formatShape(shape);
+  }
+  return success();
+}
+
 LogicalResult AccuracyOp::verify() {
   return verifyClassLabels(*this, getLogits(), getLabels());
 }

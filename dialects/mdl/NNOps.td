@@ -264,6 +264,57 @@ def Mdl_CrossEntropyOp : Mdl_Op<"cross_entropy", [
   ];
 }
 
+// A composite op: --mdl-decompose expands it (docs/passes/decompose.md).
+def Mdl_NllLossOp : Mdl_Op<"nll_loss", [Pure]> {
+  let summary = "negative log-likelihood, mean over non-ignored positions";
+  let description = [{
+    `-mean(log_probs[..., label])` over the positions whose label is not
+    `ignore_index`, as PyTorch's `nll_loss`; the class axis is the last
+    axis of `log_probs`, `labels` has their shape without it. With
+    `label_smoothing` ε, `(1 - ε) * nll + ε / C * mean(-sum(log_probs, -1))`
+    over the same positions, as PyTorch's `cross_entropy(label_smoothing)`
+    computes it after its log_softmax. The result is f32 (f64 for f64
+    log-probabilities).
+
+    ```mlir
+    %l = mdl.nll_loss %lp, %y ignore_index = -100 label_smoothing = 0.000000e+00 : tensor<128x10xf32>, tensor<128xi32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$log_probs, Mdl_IntTensor:$labels,
+                       Mdl_I64Attr:$ignore_index, F64Attr:$label_smoothing);
+  let results = (outs Mdl_FloatScalar:$result);
+  let assemblyFormat = [{
+    $log_probs `,` $labels `ignore_index` `=` $ignore_index `label_smoothing`
+    `=` $label_smoothing attr-dict `:` type($log_probs) `,` type($labels) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+// A composite op: --mdl-decompose expands it (docs/passes/decompose.md).
+def Mdl_BceWithLogitsOp : Mdl_Op<"bce_with_logits", [
+    Pure, SameOperandsElementType, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "binary cross-entropy on logits, mean over all elements";
+  let description = [{
+    `mean((1 - t) * x - w * log_sigmoid(x))` with `w = (pos_weight - 1) * t
+    + 1` (1 without `pos_weight`), as PyTorch's
+    `binary_cross_entropy_with_logits`; `target` has the input's shape,
+    the optional `pos_weight` the last axis' size.
+
+    ```mlir
+    %l = mdl.bce_with_logits %x, %t : tensor<128x5xf32>, tensor<128x5xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$target,
+                       Optional<Mdl_FloatTensor>:$pos_weight);
+  let results = (outs Mdl_FloatScalar:$result);
+  let assemblyFormat = [{
+    $input `,` $target (`,` $pos_weight^)? attr-dict `:` type($input) `,`
+    type($target) (`,` type($pos_weight)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Mdl_MseLossOp : Mdl_Op<"mse_loss", [
     Pure, SameTypeOperands, AllElementTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {

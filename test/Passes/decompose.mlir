@@ -1,4 +1,5 @@
-// --mdl-decompose expands attention, rms_norm and dropout in the program functions.
+// --mdl-decompose expands the composite ops (attention, rms_norm, nll_loss,
+// bce_with_logits) and dropout in the program functions.
 // RUN: modelc-opt %s --split-input-file --mdl-decompose --verify-diagnostics | FileCheck %s
 
 // Non-causal attention: softmax(q @ k^T * scale, -1) @ v, as
@@ -189,4 +190,94 @@ func.func @rms_norm_bf16(%x: tensor<4x8xbf16>, %w: tensor<8xbf16>) -> tensor<4x8
 func.func @rms_norm_plain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = mdl.rms_norm %x eps = 0.0 : tensor<4x8xf32> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// nll_loss: the label picks its class through a one-hot mask (labels as
+// i64 against arange), the mean over the labels that are not ignore_index.
+
+// CHECK-LABEL: func.func @nll_loss(
+// CHECK-SAME: %[[LP:[^:]*]]: tensor<4x5xf32>, %[[Y:[^:]*]]: tensor<4xi32>
+// CHECK-NEXT: %[[Y64:.*]] = mdl.cast %[[Y]] : tensor<4xi32> -> tensor<4xi64>
+// CHECK-NEXT: %[[C:.*]] = mdl.arange : tensor<5xi64>
+// CHECK-NEXT: %[[COL:.*]] = mdl.reshape %[[Y64]] : tensor<4xi64> -> tensor<4x1xi64>
+// CHECK-NEXT: %[[HOT:.*]] = mdl.compare eq, %[[COL]], %[[C]] : tensor<4x1xi64>, tensor<5xi64> -> tensor<4x5xi1>
+// CHECK-NEXT: %[[ZERO:.*]] = mdl.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[SEL:.*]] = mdl.where %[[HOT]], %[[LP]], %[[ZERO]]
+// CHECK-NEXT: %[[PICK:.*]] = mdl.sum %[[SEL]] axes = [1] : tensor<4x5xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[IGN:.*]] = mdl.constant dense<-100> : tensor<i64>
+// CHECK-NEXT: %[[KEPT:.*]] = mdl.compare ne, %[[Y64]], %[[IGN]] : tensor<4xi64>, tensor<i64> -> tensor<4xi1>
+// CHECK-NEXT: %[[KF:.*]] = mdl.cast %[[KEPT]] : tensor<4xi1> -> tensor<4xf32>
+// CHECK-NEXT: %[[COUNT:.*]] = mdl.sum %[[KF]] axes = [0]
+// CHECK-NEXT: %[[KP:.*]] = mdl.where %[[KEPT]], %[[PICK]], %[[ZERO]]
+// CHECK-NEXT: %[[TOTAL:.*]] = mdl.sum %[[KP]] axes = [0]
+// CHECK-NEXT: %[[NEG:.*]] = mdl.neg %[[TOTAL]]
+// CHECK-NEXT: %[[L:.*]] = mdl.div %[[NEG]], %[[COUNT]]
+// CHECK-NEXT: return %[[L]]
+func.func @nll_loss(%lp: tensor<4x5xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  %l = mdl.nll_loss %lp, %y ignore_index = -100 label_smoothing = 0.0 : tensor<4x5xf32>, tensor<4xi32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// With label smoothing e (cross_entropy's): (1 - e) * nll + e / C * the
+// mean of -sum(lp, -1) over the kept rows; bf16 log-probabilities in f32.
+
+// CHECK-LABEL: func.func @nll_loss_smoothed(
+// CHECK: %[[LP32:.*]] = mdl.cast %{{.*}} : tensor<4x5xbf16> -> tensor<4x5xf32>
+// CHECK: %[[NLL:.*]] = mdl.div
+// CHECK-NEXT: %[[ROW:.*]] = mdl.sum %[[LP32]] axes = [1] : tensor<4x5xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[NROW:.*]] = mdl.neg %[[ROW]]
+// CHECK-NEXT: %[[KR:.*]] = mdl.where %{{.*}}, %[[NROW]], %{{.*}}
+// CHECK-NEXT: %[[S:.*]] = mdl.sum %[[KR]] axes = [0]
+// CHECK-NEXT: %[[SMOOTH:.*]] = mdl.div %[[S]], %{{.*}}
+// CHECK-NEXT: %[[A:.*]] = mdl.constant dense<0.899999976> : tensor<f32>
+// CHECK-NEXT: %[[MA:.*]] = mdl.mul %[[NLL]], %[[A]]
+// CHECK-NEXT: %[[B:.*]] = mdl.constant dense<2.000000e-02> : tensor<f32>
+// CHECK-NEXT: %[[MB:.*]] = mdl.mul %[[SMOOTH]], %[[B]]
+// CHECK-NEXT: %[[L:.*]] = mdl.add %[[MA]], %[[MB]]
+// CHECK-NEXT: return %[[L]]
+func.func @nll_loss_smoothed(%lp: tensor<4x5xbf16>, %y: tensor<4xi64>) -> tensor<f32> {
+  %l = mdl.nll_loss %lp, %y ignore_index = -1 label_smoothing = 0.1 : tensor<4x5xbf16>, tensor<4xi64> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// binary_cross_entropy_with_logits: (1 - t) * x - w * log_sigmoid(x),
+// log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)) with log1p written out,
+// w = (pos_weight - 1) * t + 1; the mean over all elements.
+
+// CHECK-LABEL: func.func @bce_with_logits(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32>, %[[T:[^:]*]]: tensor<4x3xf32>, %[[PW:[^:]*]]: tensor<3xf32>
+// CHECK: %[[NEG:.*]] = mdl.compare lt, %[[X]]
+// CHECK-NEXT: %[[MIN:.*]] = mdl.where %[[NEG]], %[[X]]
+// CHECK-NEXT: %[[ABS:.*]] = mdl.abs %[[X]]
+// CHECK-NEXT: %[[NABS:.*]] = mdl.neg %[[ABS]]
+// CHECK-NEXT: %[[U:.*]] = mdl.exp %[[NABS]]
+// CHECK-NEXT: %[[ONE:.*]] = mdl.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[W:.*]] = mdl.add %[[ONE]], %[[U]]
+// CHECK-NEXT: %[[EXACT:.*]] = mdl.compare eq, %[[W]], %[[ONE]]
+// CHECK-NEXT: %[[WM1:.*]] = mdl.sub %[[W]], %[[ONE]]
+// CHECK-NEXT: %[[DIV:.*]] = mdl.where %[[EXACT]], %[[ONE]], %[[WM1]]
+// CHECK-NEXT: %[[LOGW:.*]] = mdl.log %[[W]]
+// CHECK-NEXT: %[[P:.*]] = mdl.mul %[[LOGW]], %[[U]]
+// CHECK-NEXT: %[[Q:.*]] = mdl.div %[[P]], %[[DIV]]
+// CHECK-NEXT: %[[LOG1P:.*]] = mdl.where %[[EXACT]], %[[U]], %[[Q]]
+// CHECK-NEXT: %[[LS:.*]] = mdl.sub %[[MIN]], %[[LOG1P]]
+// CHECK: %[[PWM1:.*]] = mdl.sub %[[PW]]
+// CHECK-NEXT: %[[PT:.*]] = mdl.mul %[[PWM1]], %[[T]]
+// CHECK-NEXT: %[[LW:.*]] = mdl.add %[[PT]]
+// CHECK-NEXT: %[[WLS:.*]] = mdl.mul %[[LS]], %[[LW]]
+// CHECK: %[[OMT:.*]] = mdl.sub %{{.*}}, %[[T]]
+// CHECK-NEXT: %[[OMTX:.*]] = mdl.mul %[[OMT]], %[[X]]
+// CHECK-NEXT: %[[E:.*]] = mdl.sub %[[OMTX]], %[[WLS]]
+// CHECK-NEXT: %[[L:.*]] = mdl.mean %[[E]] axes = [0, 1] : tensor<4x3xf32> -> tensor<f32>
+// CHECK-NEXT: return %[[L]]
+// CHECK-NOT: mdl.bce_with_logits
+func.func @bce_with_logits(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %pw: tensor<3xf32>) -> tensor<f32> {
+  %l = mdl.bce_with_logits %x, %t, %pw : tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
 }

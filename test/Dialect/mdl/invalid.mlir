@@ -1324,3 +1324,43 @@ func.func @f(%x: tensor<4xf32>) {
   %0 = mdl.slice %x starts = [0] limits = [4] strides = [9223372036854775807] : tensor<4xf32> -> tensor<0xf32>
   return
 }
+
+// -----
+
+func.func @f(%lp: tensor<4x5xf32>, %y: tensor<5xi32>) {
+  // expected-error @+1 {{labels must have shape [4] (the logits' shape without the class axis), got [5]}}
+  %0 = mdl.nll_loss %lp, %y ignore_index = -100 label_smoothing = 0.0 : tensor<4x5xf32>, tensor<5xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%lp: tensor<4x5xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{label_smoothing must be in [0, 1], got 1.5}}
+  %0 = mdl.nll_loss %lp, %y ignore_index = -100 label_smoothing = 1.5 : tensor<4x5xf32>, tensor<4xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%lp: tensor<4x5xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{result must be 'tensor<f32>' for log_probs of 'f32', got 'tensor<f64>'}}
+  %0 = mdl.nll_loss %lp, %y ignore_index = -100 label_smoothing = 0.0 : tensor<4x5xf32>, tensor<4xi32> -> tensor<f64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>, %t: tensor<4x2xf32>) {
+  // expected-error @+1 {{target must have the input's type 'tensor<4x3xf32>', got 'tensor<4x2xf32>'}}
+  %0 = mdl.bce_with_logits %x, %t : tensor<4x3xf32>, tensor<4x2xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3xf32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{pos_weight must have shape [C] for an input of shape [4, 3] (C its last axis), got [4]}}
+  %0 = mdl.bce_with_logits %x, %x, %w : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4xf32> -> tensor<f32>
+  return
+}

@@ -212,6 +212,10 @@ func.func @transformer_ops(%ids: tensor<2x16xi32>, %wte: tensor<100x32xf32>, %g:
   %r = mdl.rms_norm %e, %g eps = 1.1920928955078125E-7 : tensor<2x16x32xf32>, tensor<32xf32> -> tensor<2x16x32xf32>
   // CHECK: mdl.rms_norm %[[E]] eps = 0.000000e+00 : tensor<2x16x32xf32> -> tensor<2x16x32xf32>
   %r0 = mdl.rms_norm %e eps = 0.0 : tensor<2x16x32xf32> -> tensor<2x16x32xf32>
+  // CHECK: mdl.nll_loss %[[E]], %[[IDS]] ignore_index = -1 label_smoothing = 1.000000e-01 : tensor<2x16x32xf32>, tensor<2x16xi32> -> tensor<f32>
+  %nl = mdl.nll_loss %e, %ids ignore_index = -1 label_smoothing = 0.1 : tensor<2x16x32xf32>, tensor<2x16xi32> -> tensor<f32>
+  // CHECK: mdl.bce_with_logits %[[E]], %[[E]], %[[G]] : tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<32xf32> -> tensor<f32>
+  %bce = mdl.bce_with_logits %e, %e, %g : tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<32xf32> -> tensor<f32>
   // CHECK: mdl.dropout %[[E]] p = 1.000000e-01 : tensor<2x16x32xf32>
   %d = mdl.dropout %e p = 0.1 : tensor<2x16x32xf32>
   // CHECK: mdl.attention %[[Q]], %[[KV]], %[[KV]] causal scale = 3.535530e-01 : tensor<2x4x16x8xf32>, tensor<2x4x20x8xf32>, tensor<2x4x20x8xf32> -> tensor<2x4x16x8xf32>
