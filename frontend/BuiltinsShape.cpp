@@ -1,9 +1,11 @@
 // Shape operations: `reshape`, `flatten`, `transpose`, `concat`, `split`,
-// `broadcast_to` and `arange`. Ops that would not change their input return
-// it unchanged.
+// `broadcast_to` and `arange`, and the value constructors `zeros`, `ones`,
+// `full` and their `_like` forms. Ops that would not change their input
+// return it unchanged.
 #include "frontend/BuiltinsArgs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace modelc::builtins {
@@ -251,6 +253,57 @@ std::optional<CValue> arange(BuiltinCall &call) {
   return CValue::ofTensor(call.builder.emit1(
       "arange", {}, TensorType{DType::I32, {*n}}, {}, call.loc));
 }
+/// `zeros(shape, dtype = "f32")`, `ones(shape, dtype)`, `full(shape, value,
+/// dtype)` as torch.zeros/ones/full: a constant of compile-time `shape`
+/// (sizes >= 1; `[]` for a scalar); `zeros_like(x)`, `ones_like(x)`,
+/// `full_like(x, value)` take x's type. Never differentiated (constants).
+std::optional<CValue> filled(BuiltinCall &call) {
+  const std::string name = call.name();
+  const bool like = name.size() > 5 && name.rfind("_like") == name.size() - 5;
+  const bool full = name.rfind("full", 0) == 0;
+  TensorType type;
+  if (like) {
+    std::optional<int> x = call.tensor(0);
+    if (!x)
+      return std::nullopt;
+    type = call.typeOf(*x);
+  } else {
+    std::optional<std::vector<int64_t>> shape = call.intList(0);
+    if (!shape)
+      return std::nullopt;
+    int64_t count = 1;
+    for (int64_t d : *shape)
+      if (d < 1 || __builtin_mul_overflow(count, d, &count))
+        return call.error(0, call.quoted() +
+                                 " needs sizes of at least 1 and at most "
+                                 "2^63 - 1 elements in 'shape', got " +
+                                 formatShape(*shape));
+    const size_t dtypeIndex = full ? 2 : 1;
+    std::optional<std::string> dtypeText = call.stringArg(dtypeIndex, "f32");
+    if (!dtypeText)
+      return std::nullopt;
+    if (!parseDType(*dtypeText, type.dtype))
+      return call.error(dtypeIndex,
+                        call.quoted() + " needs a 'dtype' such as \"f32\" or "
+                                        "\"i32\", got \"" +
+                            *dtypeText + "\"");
+    type.shape = *shape;
+  }
+  double value = name.rfind("ones", 0) == 0 ? 1.0 : 0.0;
+  if (full) {
+    std::optional<double> v = call.floatArg(1, 0.0);
+    if (!v)
+      return std::nullopt;
+    value = *v;
+    const bool exact = !isFloat(type.dtype);
+    if (exact && (value != std::trunc(value) ||
+                  (type.dtype == DType::Bool && value != 0 && value != 1)))
+      return call.error(1, call.quoted() + " needs a value that " +
+                               dtypeName(type.dtype) + " holds, got " +
+                               call.describeArg(1));
+  }
+  return CValue::ofTensor(call.builder.constant(value, type, call.loc));
+}
 } // namespace
 
 const std::vector<BuiltinDef> &shapeBuiltins() {
@@ -262,6 +315,14 @@ const std::vector<BuiltinDef> &shapeBuiltins() {
       {"split", {{"x", nullptr}, {"n", nullptr}, {"axis", "0"}}, split},
       {"broadcast_to", {{"x", nullptr}, {"shape", nullptr}}, broadcastTo},
       {"arange", {{"n", nullptr}}, arange},
+      {"zeros", {{"shape", nullptr}, {"dtype", "\"f32\""}}, filled},
+      {"ones", {{"shape", nullptr}, {"dtype", "\"f32\""}}, filled},
+      {"full",
+       {{"shape", nullptr}, {"value", nullptr}, {"dtype", "\"f32\""}},
+       filled},
+      {"zeros_like", {{"x", nullptr}}, filled},
+      {"ones_like", {{"x", nullptr}}, filled},
+      {"full_like", {{"x", nullptr}, {"value", nullptr}}, filled},
   };
   return defs;
 }

@@ -55,9 +55,8 @@ CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
       std::string message;
       if (own)
         message = "'" + n + "' cannot call itself; blocks are not recursive";
-      else if (contains({"zeros", "ones", "full", "normal", "uniform",
-                         "kaiming_uniform", "xavier_uniform",
-                         "truncated_normal"},
+      else if (contains({"normal", "uniform", "kaiming_uniform",
+                         "xavier_uniform", "truncated_normal"},
                         n))
         message = "'" + n +
                   "' is an initialiser; it is only allowed in "
