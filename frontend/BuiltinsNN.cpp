@@ -328,9 +328,70 @@ std::optional<CValue> dropout(BuiltinCall &call) {
                                              *x, std::move(attrs), call.loc));
 }
 
-/// `attention(q, k, v, causal = false, scale = 1/sqrt(d))` as
-/// scaled_dot_product_attention: q `[b, h, t, d]`, k `[b, h, s, d]`,
-/// v `[b, h, s, dv]` -> `[b, h, t, dv]`. The `scale` attr is always set.
+enum AttentionParam {
+  kQ, kK, kV, kCausal, kScale, kMask, kKeyPadding, kAttentionDropout
+};
+
+/// The boolean mask of attention (true = attend) from its `mask` and
+/// `key_padding_mask` arguments (true = padding, ignored, as
+/// nn.MultiheadAttention's): `mask and not key_padding_mask[:, None, None,
+/// :]`; -1 when neither is given, nullopt after an error. `scores` is
+/// `[b, h, t, s]`.
+std::optional<int> attentionMask(BuiltinCall &call,
+                                 const std::vector<int64_t> &scores,
+                                 bool causal) {
+  int mask = -1;
+  std::vector<int64_t> maskShape;
+  if (call.has(kMask)) {
+    std::optional<int> m = call.tensor(kMask);
+    if (!m)
+      return std::nullopt;
+    const TensorType type = call.typeOf(*m);
+    std::optional<std::vector<int64_t>> shape =
+        broadcastShapes(type.shape, scores);
+    if (type.dtype != DType::Bool || !shape || *shape != scores)
+      return call.error(kMask, "'attention' needs a bool 'mask' (true = "
+                               "attend) that broadcasts to the scores " +
+                                   formatShape(scores) + ", got " +
+                                   type.str());
+    if (causal)
+      return call.error(kMask, "'attention' takes 'mask' or 'causal = "
+                               "true', not both (as "
+                               "scaled_dot_product_attention); put the "
+                               "causal pattern into the mask");
+    mask = *m;
+    maskShape = type.shape;
+  }
+  if (!call.has(kKeyPadding))
+    return mask;
+  std::optional<int> pad = call.tensor(kKeyPadding);
+  if (!pad)
+    return std::nullopt;
+  const TensorType padType = call.typeOf(*pad);
+  if (padType.dtype != DType::Bool ||
+      padType.shape != std::vector<int64_t>{scores[0], scores[3]})
+    return call.error(kKeyPadding,
+                      "'attention' needs a bool 'key_padding_mask' of shape "
+                      "[b, s] = " +
+                          formatShape({scores[0], scores[3]}) +
+                          " (true = padding, ignored), got " + padType.str());
+  const std::vector<int64_t> column{scores[0], 1, 1, scores[3]};
+  int keys = call.builder.emit1("reshape", {*pad},
+                                TensorType{DType::Bool, column}, {}, call.loc);
+  keys = call.builder.emit1("not", {keys}, TensorType{DType::Bool, column}, {},
+                            call.loc);
+  if (mask < 0)
+    return keys;
+  return call.builder.emit1(
+      "and", {mask, keys},
+      TensorType{DType::Bool, *broadcastShapes(maskShape, column)}, {},
+      call.loc);
+}
+
+/// `attention(q, k, v, causal = false, scale = 1/sqrt(d), mask = none,
+/// key_padding_mask = none, dropout = 0.0)` as scaled_dot_product_attention:
+/// q `[b, h, t, d]`, k `[b, h, s, d]`, v `[b, h, s, dv]` -> `[b, h, t, dv]`.
+/// The `scale` attr is always set.
 std::optional<CValue> attention(BuiltinCall &call) {
   std::optional<TensorType> q = operand(call, 0, 4, "[b, h, t, d]");
   std::optional<TensorType> k =
@@ -362,12 +423,27 @@ std::optional<CValue> attention(BuiltinCall &call) {
   if (!checkWorkingBuffer(call, "scores [b, h, t, s]",
                           {qs[0], qs[1], qs[2], ks[2]}))
     return std::nullopt;
-  AttrDict attrs{{"causal", Attr(*causal)}, {"scale", Attr(*scale)}};
-  return emitChecked(
-      call, "attention",
-      {call.value(0).tensor, call.value(1).tensor, call.value(2).tensor},
-      q->dtype, std::vector<int64_t>{qs[0], qs[1], qs[2], vs[3]},
-      std::move(attrs));
+  std::optional<double> dropout = call.floatArg(kAttentionDropout, 0.0);
+  if (!dropout)
+    return std::nullopt;
+  if (!(*dropout >= 0 && *dropout < 1))
+    return call.error(kAttentionDropout,
+                      "'attention' needs 'dropout' in [0, 1), got " +
+                          call.describeArg(kAttentionDropout));
+  std::optional<int> mask =
+      attentionMask(call, {qs[0], qs[1], qs[2], ks[2]}, *causal);
+  if (!mask)
+    return std::nullopt;
+  std::vector<int> operands{call.value(0).tensor, call.value(1).tensor,
+                            call.value(2).tensor};
+  if (*mask >= 0)
+    operands.push_back(*mask);
+  AttrDict attrs{{"causal", Attr(*causal)},
+                 {"scale", Attr(*scale)},
+                 {"dropout", Attr(*dropout)}};
+  return emitChecked(call, "attention", operands, q->dtype,
+                     std::vector<int64_t>{qs[0], qs[1], qs[2], vs[3]},
+                     std::move(attrs));
 }
 } // namespace
 
@@ -402,7 +478,10 @@ const std::vector<BuiltinDef> &nnBuiltins() {
         {"k", nullptr},
         {"v", nullptr},
         {"causal", "false"},
-        {"scale", "1/sqrt(d)"}},
+        {"scale", "1/sqrt(d)"},
+        {"mask", "?"},
+        {"key_padding_mask", "?"},
+        {"dropout", "0.0"}},
        attention},
   };
   return defs;

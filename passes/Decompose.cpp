@@ -31,9 +31,11 @@ bool modelc::isComposite(Operation *op) {
 namespace {
 
 /// `torch.nn.functional.scaled_dot_product_attention` as its documentation
-/// writes it: `softmax(q @ k^T * scale + mask, -1) @ v`, where the causal
-/// mask is -inf above the diagonal (`ones(t, s).tril(0)`: key j is visible
-/// to query i when j <= i).
+/// writes it: `dropout(softmax(q @ k^T * scale + bias, -1)) @ v`, where the
+/// bias is -inf at hidden keys: above the diagonal when causal
+/// (`ones(t, s).tril(0)`: key j is visible to query i when j <= i), and
+/// where the boolean mask is false. The dropout is an mdl.dropout, which
+/// this pass then expands as any other.
 Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
   Location loc = attention.getLoc();
   auto queryType = cast<RankedTensorType>(attention.getQuery().getType());
@@ -48,6 +50,7 @@ Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
   Value scale = builder.create<mdl::ConstantOp>(
       loc, scalarType, attention.getScale().convertToDouble());
   scores = builder.create<mdl::MulOp>(loc, scores, scale);
+  Value visible = attention.getMask();
   if (attention.getCausal()) {
     auto scoresType = cast<RankedTensorType>(scores.getType());
     int64_t queries = scoresType.getDimSize(rank - 2);
@@ -65,8 +68,12 @@ Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
                                                 ArrayRef<int64_t>{queries, 1});
     Value columns = builder.create<mdl::ReshapeOp>(loc, arange(keys),
                                                    ArrayRef<int64_t>{1, keys});
-    Value visible = builder.create<mdl::CompareOp>(loc, mdl::CmpPredicate::le,
-                                                   columns, rows);
+    Value causal = builder.create<mdl::CompareOp>(loc, mdl::CmpPredicate::le,
+                                                  columns, rows);
+    visible = visible ? builder.create<mdl::AndOp>(loc, causal, visible)
+                      : causal;
+  }
+  if (visible) {
     Value minusInf = builder.create<mdl::ConstantOp>(
         loc, scalarType, -std::numeric_limits<double>::infinity());
     scores = builder.create<mdl::WhereOp>(loc, visible, scores, minusInf);
@@ -74,6 +81,8 @@ Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
   auto softmax = builder.create<mdl::SoftmaxOp>(loc, scores, rank - 1);
   softmax->setAttr(kAttentionSoftmaxAttrName, builder.getUnitAttr());
   Value probs = softmax;
+  if (attention.getDropout().convertToDouble() != 0.0)
+    probs = builder.create<mdl::DropoutOp>(loc, probs, attention.getDropoutAttr());
   return builder.create<mdl::MatmulOp>(loc, probs, attention.getValue());
 }
 

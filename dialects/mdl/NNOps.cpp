@@ -174,7 +174,8 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
   double scaleValue =
       scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headSize));
   build(builder, state, shape ? queryType.clone(*shape) : queryType, query, key,
-        value, causal, llvm::APFloat(scaleValue));
+        value, /*mask=*/Value(), causal, llvm::APFloat(scaleValue),
+        llvm::APFloat(0.0));
 }
 
 LogicalResult AttentionOp::verify() {
@@ -188,6 +189,26 @@ LogicalResult AttentionOp::verify() {
   // uniformly): the decomposition multiplies the scores by it.
   if (!std::isfinite(scale))
     return emitOpError("scale must be finite, got ") << scale;
+  double dropout = getDropout().convertToDouble();
+  if (!(dropout >= 0 && dropout < 1))
+    return emitOpError("dropout must be in [0, 1), got ") << dropout;
+  if (Value mask = getMask()) {
+    // NumPy broadcasting against the scores [b, h, t, s].
+    SmallVector<int64_t> scores = {(*shape)[0], (*shape)[1], (*shape)[2],
+                                   getKey().getType().getShape()[2]};
+    ArrayRef<int64_t> maskShape =
+        cast<RankedTensorType>(mask.getType()).getShape();
+    bool broadcasts = maskShape.size() <= scores.size();
+    for (size_t i = 0; broadcasts && i < maskShape.size(); ++i) {
+      int64_t target = scores[scores.size() - maskShape.size() + i];
+      broadcasts = maskShape[i] == 1 || maskShape[i] == target;
+    }
+    if (!broadcasts)
+      return emitOpError("mask of shape ")
+             << formatShape(maskShape)
+             << " does not broadcast to the scores [b, h, t, s] = "
+             << formatShape(scores);
+  }
   return verifyTensorType(*this, "result", getType(), *shape,
                           getQuery().getType().getElementType());
 }

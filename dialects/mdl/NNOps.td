@@ -203,27 +203,34 @@ def Mdl_DropoutOp : Mdl_Op<"dropout", [SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Mdl_AttentionOp : Mdl_Op<"attention", [
-    Pure, SameOperandsAndResultElementType]> {
+// Not Pure: with a dropout, two attentions of the same operands draw
+// different masks, so they must not be merged (as mdl.dropout).
+def Mdl_AttentionOp : Mdl_Op<"attention", [AllElementTypesMatch<["query", "key", "value", "result"]>]> {
   let summary = "scaled dot-product attention";
   let description = [{
-    `softmax(q @ k^T * scale [+ causal mask]) @ v` as PyTorch's
+    `dropout(softmax(q @ k^T * scale [masked])) @ v` as PyTorch's
     `scaled_dot_product_attention`: `query` `[b, h, t, d]`, `key`
     `[b, h, s, d]`, `value` `[b, h, s, dv]`, result `[b, h, t, dv]`. With
-    `causal`, query `i` sees keys `0 ..= i`.
+    `causal`, query `i` sees keys `0 ..= i`; with a boolean `mask`
+    broadcastable to `[b, h, t, s]`, only the keys where it is true (both
+    when both are given). `dropout` applies to the attention weights while
+    training.
 
     ```mlir
     %o = mdl.attention %q, %k, %v causal scale = 1.250000e-01 : tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32> -> tensor<8x12x64x64xf32>
+    %p = mdl.attention %q, %k, %v mask %m scale = 1.250000e-01 dropout = 1.000000e-01 : tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x1x1x64xi1> -> tensor<8x12x64x64xf32>
     ```
   }];
   let arguments = (ins Mdl_FloatTensor:$query, Mdl_FloatTensor:$key,
-                       Mdl_FloatTensor:$value, UnitAttr:$causal,
-                       F64Attr:$scale);
+                       Mdl_FloatTensor:$value,
+                       Optional<Mdl_BoolTensor>:$mask, UnitAttr:$causal,
+                       F64Attr:$scale,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout);
   let results = (outs Mdl_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`causal` $causal^)? `scale` `=` $scale
-    attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
-    type($result)
+    $query `,` $key `,` $value (`mask` $mask^)? (`causal` $causal^)? `scale`
+    `=` $scale (`dropout` `=` $dropout^)? attr-dict `:` type($query) `,`
+    type($key) `,` type($value) (`,` type($mask)^)? `->` type($result)
   }];
   let hasVerifier = 1;
   let builders = [

@@ -281,3 +281,46 @@ func.func @bce_with_logits(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %pw: tensor
   %l = mdl.bce_with_logits %x, %t, %pw : tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A boolean mask hides the scores where it is false (with causal, where
+// either hides them); attention dropout multiplies the softmax by a dropout
+// mask in a fwd_bwd function, and is the identity elsewhere.
+
+mdl.buffer @"t:hyper:seed" : tensor<f64> {entry = "t", key = "seed", phase = "train", role = "hyper"}
+mdl.buffer @"t:hyper:rng_counter" : tensor<f64> {entry = "t", key = "rng_counter", phase = "train", role = "hyper"}
+mdl.buffer @"t:in:q" : tensor<2x1x3x4xf32> {entry = "t", key = "q", phase = "train", role = "input"}
+mdl.buffer @"t:in:m" : tensor<2x1x1x3xi1> {entry = "t", key = "m", phase = "train", role = "input"}
+mdl.buffer @"t:out:loss" : tensor<2x1x3x4xf32> {entry = "t", key = "loss", phase = "train", role = "output"}
+
+// CHECK-LABEL: func.func @t.fwd_bwd()
+// CHECK: %[[Q:.*]] = mdl.load @"t:in:q"
+// CHECK-NEXT: %[[M:.*]] = mdl.load @"t:in:m"
+// CHECK: %[[SS:.*]] = mdl.mul %{{.*}}, %{{.*}} : tensor<2x1x3x3xf32>, tensor<f32> -> tensor<2x1x3x3xf32>
+// CHECK: %[[CAUSAL:.*]] = mdl.compare le
+// CHECK-NEXT: %[[BOTH:.*]] = mdl.and %[[CAUSAL]], %[[M]] : tensor<3x3xi1>, tensor<2x1x1x3xi1> -> tensor<2x1x3x3xi1>
+// CHECK-NEXT: %[[NEGINF:.*]] = mdl.constant dense<0xFF800000> : tensor<f32>
+// CHECK-NEXT: %[[MASKED:.*]] = mdl.where %[[BOTH]], %[[SS]], %[[NEGINF]]
+// CHECK-NEXT: %[[P:.*]] = mdl.softmax %[[MASKED]] axis = 3 {mdl.attention_softmax}
+// CHECK-NEXT: %[[DM:.*]] = mdl.dropout_mask %{{.*}}, %{{.*}} p = 2.500000e-01 id = 0 : tensor<f64>, tensor<f64> -> tensor<2x1x3x3xf32>
+// CHECK-NEXT: %[[PD:.*]] = mdl.mul %[[P]], %[[DM]]
+// CHECK-NEXT: %[[O:.*]] = mdl.matmul %[[PD]], %[[Q]]
+func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
+  %q = mdl.load @"t:in:q" : tensor<2x1x3x4xf32>
+  %m = mdl.load @"t:in:m" : tensor<2x1x1x3xi1>
+  %o = mdl.attention %q, %q, %q mask %m causal scale = 0.5 dropout = 0.25 : tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32>, tensor<2x1x1x3xi1> -> tensor<2x1x3x4xf32>
+  mdl.store %o, @"t:out:loss" : tensor<2x1x3x4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @t.eval()
+// CHECK: %[[P:.*]] = mdl.softmax
+// CHECK-NEXT: mdl.matmul %[[P]]
+// CHECK-NOT: mdl.dropout
+func.func @t.eval() attributes {mdl.entry = "t", mdl.function = "eval"} {
+  %q = mdl.load @"t:in:q" : tensor<2x1x3x4xf32>
+  %o = mdl.attention %q, %q, %q scale = 0.5 dropout = 0.25 : tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32> -> tensor<2x1x3x4xf32>
+  mdl.store %o, @"t:out:loss" : tensor<2x1x3x4xf32>
+  return
+}

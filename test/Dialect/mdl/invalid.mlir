@@ -1364,3 +1364,19 @@ func.func @f(%x: tensor<4x3xf32>, %w: tensor<4xf32>) {
   %0 = mdl.bce_with_logits %x, %x, %w : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4xf32> -> tensor<f32>
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<2x3x4x8xf32>, %m: tensor<2x1x5x4xi1>) {
+  // expected-error @+1 {{mask of shape [2, 1, 5, 4] does not broadcast to the scores [b, h, t, s] = [2, 3, 4, 4]}}
+  %0 = mdl.attention %q, %q, %q mask %m scale = 0.5 : tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>, tensor<2x1x5x4xi1> -> tensor<2x3x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x3x4x8xf32>) {
+  // expected-error @+1 {{dropout must be in [0, 1), got 1.0}}
+  %0 = mdl.attention %q, %q, %q scale = 0.5 dropout = 1.0 : tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32> -> tensor<2x3x4x8xf32>
+  return
+}

@@ -222,6 +222,9 @@ func.func @transformer_ops(%ids: tensor<2x16xi32>, %wte: tensor<100x32xf32>, %g:
   %a = mdl.attention %q, %kv, %kv causal scale = 0.353553 : tensor<2x4x16x8xf32>, tensor<2x4x20x8xf32>, tensor<2x4x20x8xf32> -> tensor<2x4x16x8xf32>
   // CHECK: mdl.attention %[[Q]], %[[KV]], %[[KV]] scale = 1.000000e+00 : tensor<2x4x16x8xf32>, tensor<2x4x20x8xf32>, tensor<2x4x20x8xf32> -> tensor<2x4x16x8xf32>
   %b = mdl.attention %q, %kv, %kv scale = 1.0 : tensor<2x4x16x8xf32>, tensor<2x4x20x8xf32>, tensor<2x4x20x8xf32> -> tensor<2x4x16x8xf32>
+  %m = mdl.constant dense<true> : tensor<2x1x1x20xi1>
+  // CHECK: mdl.attention %[[Q]], %[[KV]], %[[KV]] mask %{{.*}} causal scale = 1.000000e+00 dropout = 1.000000e-01 : tensor<2x4x16x8xf32>, tensor<2x4x20x8xf32>, tensor<2x4x20x8xf32>, tensor<2x1x1x20xi1> -> tensor<2x4x16x8xf32>
+  %c = mdl.attention %q, %kv, %kv mask %m causal scale = 1.0 dropout = 0.1 : tensor<2x4x16x8xf32>, tensor<2x4x20x8xf32>, tensor<2x4x20x8xf32>, tensor<2x1x1x20xi1> -> tensor<2x4x16x8xf32>
   return
 }
 
