@@ -124,6 +124,8 @@ Json dataSetToJson(const DataSet &dataSet) {
     if (field.source.kind == "npz")
       source["key"] = field.source.key;
     source["windows"] = field.source.windows;
+    if (field.source.stride > 0)
+      source["stride"] = field.source.stride;
     Json object = typedValue(field.name, field.type);
     object["source"] = std::move(source);
     fields.push_back(std::move(object));

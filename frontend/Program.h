@@ -127,6 +127,9 @@ struct DataSource {
   std::string path;  // as written (resolved by the program at run time)
   std::string key;   // npz member
   bool windows = false;
+  /// windows(..., stride = k): tokens between window starts; 0 for the
+  /// default, the window length - 1 (consecutive windows share one token).
+  int64_t stride = 0;
 };
 
 struct DataField {

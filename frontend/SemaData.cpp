@@ -8,7 +8,7 @@ namespace modelc::sema {
 
 namespace {
 const char *const kSources = "idx(PATH), npy(PATH), npz(PATH, KEY), "
-                             "file(PATH) and windows(SOURCE)";
+                             "file(PATH) and windows(SOURCE, stride = K)";
 }
 
 std::optional<DataSource> Sema::evalDataSource(const ast::Expr *e,
@@ -31,15 +31,31 @@ std::optional<DataSource> Sema::evalDataSource(const ast::Expr *e,
       diag.error(e->loc, "windows(...) cannot be nested");
       return std::nullopt;
     }
-    if (call->args.size() != 1 || !call->kwargs.empty()) {
-      diag.error(e->loc, "'windows' takes one source, as in "
-                         "windows(file(\"tokens.bin\"))");
+    if (call->args.size() != 1 || call->kwargs.size() > 1 ||
+        (call->kwargs.size() == 1 && call->kwargs[0].name != "stride")) {
+      diag.error(e->loc, "'windows' takes one source and an optional "
+                         "stride, as in windows(file(\"tokens.bin\"), "
+                         "stride = 1)");
       return std::nullopt;
     }
     std::optional<DataSource> inner =
         evalDataSource(call->args[0].get(), type, true);
     if (!inner)
       return std::nullopt;
+    if (!call->kwargs.empty()) {
+      const ast::KeywordArg &arg = call->kwargs[0];
+      CValue stride = eval(arg.value.get());
+      if (stride.kind != CValue::Kind::Int || stride.i < 1 ||
+          stride.i > INT32_MAX) {
+        diag.error(arg.loc, "the 'stride' of windows(...) is the number of "
+                            "tokens between window starts, an int from 1 "
+                            "to " +
+                                std::to_string(INT32_MAX) + ", got " +
+                                describe(stride));
+        return std::nullopt;
+      }
+      inner->stride = stride.i;
+    }
     if (type.shape.size() != 1) {
       diag.error(e->loc, "windows(...) cuts 1-D windows of a token stream; "
                          "the field type must be 1-D, such as u16[T + 1], "

@@ -177,6 +177,7 @@ public:
         entry.add_path(path);
         entry.add_key(key);
         entry.add_checks(checkVector);
+        entry.add_window_stride(field.getStride().value_or(0));
         fields.push_back(entry.Finish());
       }
       dataSets.push_back(fb::CreateDataSetDirect(

@@ -176,6 +176,12 @@ LogicalResult FieldOp::verify() {
   if (getWindows() && getType().getRank() != 1)
     return emitOpError("windows needs a 1-D field (the window length), got ")
            << getType();
+  if (std::optional<int64_t> stride = getStride()) {
+    if (!getWindows())
+      return emitOpError("stride is only valid with windows");
+    if (*stride < 1)
+      return emitOpError("stride must be at least 1, got ") << *stride;
+  }
   return success();
 }
 

@@ -97,10 +97,12 @@ def Mdl_FieldOp : Mdl_Op<"field", [HasParent<"DataOp">]> {
   let description = [{
     `type` is the shape of one sample. `source` is `idx`, `npy`, `npz` (with
     the member `key`) or `file` (raw little-endian elements, or llm.c token
-    shards); `windows` cuts windows of the field's length from a 1-D stream.
+    shards); `windows` cuts windows of the field's length from a 1-D stream,
+    starting every `stride` tokens (default: the length - 1).
 
     ```mlir
     mdl.field "tokens" : tensor<129xui16> = windows file "data/train.bin"
+    mdl.field "chars" : tensor<65xui8> = windows stride 1 file "input.txt"
     mdl.field "x" : tensor<3x32x32xf32> = npz "cifar.npz" key "images"
     ```
   }];
@@ -109,9 +111,10 @@ def Mdl_FieldOp : Mdl_Op<"field", [HasParent<"DataOp">]> {
                        Mdl_DataSource:$source,
                        StrAttr:$path,
                        OptionalAttr<StrAttr>:$key,
-                       UnitAttr:$windows);
+                       UnitAttr:$windows, OptionalAttr<I64Attr>:$stride);
   let assemblyFormat = [{
-    $name `:` $type `=` (`windows` $windows^)? $source $path
+    $name `:` $type `=` (`windows` $windows^)? (`stride` $stride^)? $source
+    $path
     (`key` $key^)? attr-dict
   }];
   let hasVerifier = 1;

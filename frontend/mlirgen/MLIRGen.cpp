@@ -71,6 +71,8 @@ mlir::LogicalResult emitDataSet(Emitter &emitter, mlir::OpBuilder &builder,
       attrs.append("key", builder.getStringAttr(field.source.key));
     if (field.source.windows)
       attrs.append("windows", builder.getUnitAttr());
+    if (field.source.stride > 0)
+      attrs.append("stride", builder.getI64IntegerAttr(field.source.stride));
     builder.create<mlir::mdl::FieldOp>(loc, mlir::TypeRange(),
                                        mlir::ValueRange(), attrs.getAttrs());
   }

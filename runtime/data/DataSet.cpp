@@ -14,11 +14,9 @@ Status checkValues(const FieldSpec &spec, const FieldSource &source) {
   int64_t sampleElements = 1;
   for (int64_t d : spec.shape)
     sampleElements *= d;
-  // Where sample i starts in the file's array, in elements: windows overlap
-  // by one token.
-  int64_t stride = spec.kind == FieldSpec::Kind::Windows && !spec.shape.empty()
-                       ? spec.shape[0] - 1
-                       : sampleElements;
+  // Where sample i starts in the file's array, in elements.
+  int64_t stride = spec.kind == FieldSpec::Kind::Windows ? spec.windowStep()
+                                                         : sampleElements;
   std::vector<uint8_t> sample(source.sampleBytes());
   for (int64_t i = 0; i < source.numSamples(); ++i) {
     source.readSample(i, sample.data());

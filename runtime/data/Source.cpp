@@ -76,7 +76,10 @@ Result<LoadedArray> load(const FieldSpec &spec, FieldSpec::Kind kind) {
       spec.path, spec.name));
 }
 
-/// Windows of L tokens stepping by L - 1 over a 1-D stream (llm.c's loader).
+/// Windows of L tokens over a 1-D stream, window i starting at token
+/// i * stride: by default stride L - 1, consecutive windows sharing one
+/// token (llm.c's loader); stride 1 gives every offset (nanoGPT's get_batch
+/// draws from those, with shuffle). There are (tokens - L) / stride + 1.
 Result<std::unique_ptr<FieldSource>> openWindows(const FieldSpec &spec,
                                                  LoadedArray stream) {
   if (spec.shape.size() != 1 || spec.shape[0] < 2)
@@ -95,9 +98,10 @@ Result<std::unique_ptr<FieldSource>> openWindows(const FieldSpec &spec,
         "{} of field '{}'",
         spec.path, tokens, length, spec.name));
   size_t elementSize = dtypeSize(spec.dtype);
+  int64_t stride = spec.windowStep();
   return makeSource(spec, std::move(stream.blob), stream.offset,
-                    size_t(length - 1) * elementSize,
-                    size_t(length) * elementSize, (tokens - 1) / (length - 1));
+                    size_t(stride) * elementSize, size_t(length) * elementSize,
+                    (tokens - length) / stride + 1);
 }
 
 } // namespace

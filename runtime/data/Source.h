@@ -26,6 +26,15 @@ struct FieldSpec {
   std::string key; // the npz member
   std::vector<ValueCheck> checks; // on its values, checked at open (each
                                   // fits `shape`: Manifest::load checks)
+  /// Windows: tokens between the starts of consecutive windows; 0 for the
+  /// window length - 1 (windowStride() says which).
+  int64_t windowStride = 0;
+
+  /// The stride of Windows, its default resolved.
+  int64_t windowStep() const {
+    return windowStride > 0 ? windowStride
+                            : (shape.empty() ? 1 : shape[0] - 1);
+  }
 };
 
 /// The samples of one field. Opening checked everything, so reading cannot

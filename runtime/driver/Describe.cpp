@@ -53,7 +53,11 @@ std::string sourceText(const FieldSpec &f) {
       kind == FieldSpec::Kind::Npz
           ? fmt::format("npz(\"{}\", \"{}\")", f.path, f.key)
           : fmt::format("{}(\"{}\")", sourceKindName(kind), f.path);
-  return f.kind == FieldSpec::Kind::Windows ? "windows(" + src + ")" : src;
+  if (f.kind != FieldSpec::Kind::Windows)
+    return src;
+  return f.windowStride > 0
+             ? fmt::format("windows({}, stride = {})", src, f.windowStride)
+             : "windows(" + src + ")";
 }
 
 /// "[0:128]" per axis (":S" for a stride), "" for a whole sample: which

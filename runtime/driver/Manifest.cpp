@@ -170,6 +170,10 @@ Status copyDataSets(const fb::Program &p, Manifest &m) {
           return corrupt("field " + spec.name + " has an unknown source");
         spec.kind = kindOf(f->source());
         spec.inner = kindOf(f->inner());
+        if (f->window_stride() < 0)
+          return corrupt("field " + spec.name + " has a negative window "
+                         "stride");
+        spec.windowStride = f->window_stride();
         spec.path = str(f->path());
         spec.key = str(f->key());
         spec.checks = checksOf(f->checks());

@@ -1,5 +1,6 @@
-// Tests of windows(src): overlapping windows of L tokens stepping by L - 1
-// over a 1-D token stream (raw file, llm.c shard, npy), as llm.c's loader.
+// Tests of windows(src, stride): overlapping windows of L tokens stepping by
+// L - 1 (llm.c's loader) or by a given stride over a 1-D token stream (raw
+// file, llm.c shard, npy).
 #include "runtime/data/Source.h"
 #include "runtime/io/Npy.h"
 
@@ -25,9 +26,12 @@ protected:
   }
   Result<std::unique_ptr<FieldSource>>
   open(std::vector<int64_t> shape, Kind inner = Kind::File,
-       const std::string &name = "tokens.bin", DType dtype = DType::U16) {
-    return openFieldSource({"tokens", dtype, std::move(shape), Kind::Windows,
-                            inner, dir_.path(name), ""});
+       const std::string &name = "tokens.bin", DType dtype = DType::U16,
+       int64_t stride = 0) {
+    FieldSpec spec{"tokens", dtype, std::move(shape), Kind::Windows,
+                   inner,    dir_.path(name), ""};
+    spec.windowStride = stride;
+    return openFieldSource(spec);
   }
   std::vector<uint16_t> sample(const FieldSource &source, int64_t index) {
     std::vector<uint16_t> tokens(source.sampleBytes() / 2);
@@ -62,6 +66,38 @@ TEST_F(WindowsTest, CountIsFloorOfNMinusOneOverLMinusOne) {
       EXPECT_LT(last.back(), n);
       EXPECT_EQ(last.front(), (count - 1) * (length - 1));
     }
+  }
+}
+
+TEST_F(WindowsTest, StrideOneGivesEveryOffset) {
+  // nanoGPT's get_batch draws offsets from [0, n - L]: n - L + 1 windows.
+  writeStream(10);
+  Result<std::unique_ptr<FieldSource>> source =
+      open({4}, Kind::File, "tokens.bin", DType::U16, 1);
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  EXPECT_EQ((*source)->numSamples(), 7);
+  for (int64_t i = 0; i < 7; ++i)
+    EXPECT_EQ(sample(**source, i),
+              (std::vector<uint16_t>{uint16_t(i), uint16_t(i + 1),
+                                     uint16_t(i + 2), uint16_t(i + 3)}));
+}
+
+TEST_F(WindowsTest, CountIsFloorOfNMinusLOverStridePlusOne) {
+  for (int n : {5, 6, 7, 8, 9, 100, 101}) {
+    writeStream(n);
+    for (int64_t length : {2, 3, 5})
+      for (int64_t stride : {1, 2, 3, 7}) {
+        Result<std::unique_ptr<FieldSource>> source =
+            open({length}, Kind::File, "tokens.bin", DType::U16, stride);
+        ASSERT_TRUE(source.ok()) << source.status().message();
+        int64_t count = (*source)->numSamples();
+        EXPECT_EQ(count, (n - length) / stride + 1) << n << " " << length;
+        std::vector<uint16_t> last = sample(**source, count - 1);
+        EXPECT_EQ(last.front(), (count - 1) * stride);
+        EXPECT_LT(last.back(), n);
+        // One more window would not fit.
+        EXPECT_GE((count * stride) + length, n + 1);
+      }
   }
 }
 
