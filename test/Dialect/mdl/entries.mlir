@@ -41,6 +41,12 @@ mdl.data @text {
   mdl.field "tokens" : tensor<9xui16> = windows file "data/train.bin"
 }
 
+// CHECK-LABEL: mdl.data @every {
+// CHECK-NEXT: mdl.field "tokens" : tensor<9xui16> = windows stride 1 file "data/train.bin"
+mdl.data @every {
+  mdl.field "tokens" : tensor<9xui16> = windows stride 1 file "data/train.bin"
+}
+
 // CHECK-LABEL: func.func private @linear(
 // CHECK-SAME: %{{[^:]*}}: tensor<8x784xf32>, %{{[^:]*}}: tensor<16x784xf32> {mdl.param = "weight"}, %{{[^:]*}}: tensor<16xf32> {mdl.param = "bias"}) -> tensor<8x16xf32>
 func.func private @linear(%x: tensor<8x784xf32>,

@@ -1000,6 +1000,20 @@ mdl.data @d {
 // -----
 
 mdl.data @d {
+  // expected-error @+1 {{stride is only valid with windows}}
+  mdl.field "tokens" : tensor<9xui16> = stride 1 file "train.bin"
+}
+
+// -----
+
+mdl.data @d {
+  // expected-error @+1 {{stride must be at least 1, got 0}}
+  mdl.field "tokens" : tensor<9xui16> = windows stride 0 file "train.bin"
+}
+
+// -----
+
+mdl.data @d {
   // expected-error @+1 {{path must not be empty}}
   mdl.field "x" : tensor<3xf32> = npy ""
 }
