@@ -173,6 +173,18 @@ public:
   CValue evalList(const ast::ListExpr &e);
   CValue evalCall(const ast::CallExpr &e, const std::string *scope,
                   SourceLoc scopeLoc);
+  /// What a call names: a block (with its module and qualified name) or a
+  /// built-in.
+  struct Callee {
+    const ast::BlockDecl *block = nullptr;
+    int module = -1;
+    std::string qualName;
+    std::string builtin;
+  };
+  /// The callee of `e`; nullopt after reporting why it cannot be called.
+  std::optional<Callee> resolveCallee(const ast::CallExpr &e);
+  /// Why `n` (not a block or built-in of the module) cannot be called.
+  std::string notCallableMessage(const std::string &n, bool own);
   CValue evalAs(const ast::AsExpr &e);
   std::optional<std::string> evalPath(const std::vector<ast::PathComponent> &);
   /// Compile-time values of a given kind; nullopt after reporting (or on a
@@ -222,6 +234,16 @@ public:
                             const std::string &qualName) const;
   UnifyResult unify(const ast::TypeExpr &type, const TensorType &actual,
                     const std::string &argName);
+  /// unify's `*name` dimension, which holds `part` of the actual shape;
+  /// false when unify must stop (r poisoned).
+  bool unifyVariadicDim(const ast::DimExpr &d,
+                        const std::vector<int64_t> &part,
+                        const std::string &argName,
+                        std::vector<int64_t> &expected, UnifyResult &r);
+  /// unify's dimension `pos`, which is `got` in the actual shape.
+  bool unifyDim(const ast::DimExpr &d, int64_t got, size_t pos,
+                const std::string &argName, std::vector<int64_t> &expected,
+                UnifyResult &r);
   std::optional<TensorType> evalTensorType(const ast::TypeExpr &type,
                                            const std::string &what);
 
@@ -280,6 +302,19 @@ public:
   evalDataSource(const ast::Expr *e, const TensorType &type, bool inWindows);
   void elaborateEntry(const ast::EntryDecl &decl);
   void elaborateTrain(FunctionState &st, Entry &entry);
+  struct TrainStatements;
+  TrainStatements sortTrainStatements(const EntryState &es);
+  /// The settings other than `data` and `batch` into `out`; the loss.
+  std::optional<int>
+  evalTrainSettings(const FunctionState &st, const TrainStatements &statements,
+                    int data, AttrDict &out,
+                    std::vector<std::pair<std::string, int>> &metrics);
+  void checkRequiredTrainSettings(
+      const EntryState &es, const Entry &entry,
+      const std::map<std::string, const ast::Stmt *> &given);
+  /// Defaults, and the checks across settings (grad_scaler, ZeRO, warmup).
+  void completeTrainSettings(const EntryState &es, Entry &entry,
+                             std::map<std::string, const ast::Stmt *> &given);
   void elaborateInfer(FunctionState &st, Entry &entry);
   void bindBatchFields(FunctionState &st, Entry &entry, int dataSet,
                        int64_t batch, SourceLoc batchLoc);

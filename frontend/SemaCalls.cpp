@@ -28,11 +28,32 @@ std::string qualify(const ModuleInfo &mod, const std::string &name) {
 }
 } // namespace
 
-CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
-                      SourceLoc scopeLoc) {
-  const ast::BlockDecl *block = nullptr;
-  int blockModule = -1;
-  std::string qualName, builtin;
+std::string Sema::notCallableMessage(const std::string &n, bool own) {
+  if (own)
+    return "'" + n + "' cannot call itself; blocks are not recursive";
+  if (contains({"normal", "uniform", "kaiming_uniform", "xavier_uniform",
+                "truncated_normal"},
+               n))
+    return "'" + n + "' is an initialiser; it is only allowed in "
+           "`param NAME: TYPE = " + n + "(...)`";
+  if (contains({"idx", "npy", "npz", "file", "windows"}, n))
+    return "'" + n + "' is a data source; it is only allowed in data "
+                     "declarations";
+  if (optimizers::findKind(n))
+    return "'" + n + "' is an optimizer; it is only allowed in "
+           "`optimizer = " + n + "(...)`";
+  if (contains({"constant", "warmup_cosine", "linear", "step_lr"}, n))
+    return "'" + n + "' is a learning-rate schedule; it is only allowed in "
+           "`schedule = " + n + "(...)`";
+  if (lookup(n))
+    return "'" + n + "' is a value, not a function";
+  std::vector<std::string> names;
+  for (const auto &b : curModule().blocks)
+    names.push_back(b.first);
+  return "unknown function '" + n + "'" + didYouMean(n, names);
+}
+
+std::optional<Sema::Callee> Sema::resolveCallee(const ast::CallExpr &e) {
   const ast::Expr *callee = e.callee.get();
   const auto *member = callee ? callee->as<ast::MemberExpr>() : nullptr;
   const auto *alias =
@@ -45,58 +66,23 @@ CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
     const std::string &n = name->name;
     auto it = mod.blocks.find(n);
     bool own = it != mod.blocks.end() && cur().block == it->second;
-    if (it != mod.blocks.end() && !own) {
-      block = it->second;
-      blockModule = cur().module;
-      qualName = qualify(mod, n);
-    } else if (isBuiltin(n)) {
-      builtin = n;
-    } else {
-      std::string message;
-      if (own)
-        message = "'" + n + "' cannot call itself; blocks are not recursive";
-      else if (contains({"normal", "uniform", "kaiming_uniform",
-                         "xavier_uniform", "truncated_normal"},
-                        n))
-        message = "'" + n +
-                  "' is an initialiser; it is only allowed in "
-                  "`param NAME: TYPE = " +
-                  n + "(...)`";
-      else if (contains({"idx", "npy", "npz", "file", "windows"}, n))
-        message = "'" + n +
-                  "' is a data source; it is only allowed in data "
-                  "declarations";
-      else if (optimizers::findKind(n))
-        message = "'" + n +
-                  "' is an optimizer; it is only allowed in "
-                  "`optimizer = " +
-                  n + "(...)`";
-      else if (contains({"constant", "warmup_cosine", "linear", "step_lr"}, n))
-        message = "'" + n +
-                  "' is a learning-rate schedule; it is only "
-                  "allowed in `schedule = " +
-                  n + "(...)`";
-      else if (lookup(n))
-        message = "'" + n + "' is a value, not a function";
-      else {
-        std::vector<std::string> names;
-        for (const auto &b : mod.blocks)
-          names.push_back(b.first);
-        message = "unknown function '" + n + "'" + didYouMean(n, names);
-      }
-      diag.error(name->loc, message);
-      return CValue();
-    }
-  } else if (alias && !lookup(alias->name)) {
+    if (it != mod.blocks.end() && !own)
+      return Callee{it->second, cur().module, qualify(mod, n), ""};
+    if (isBuiltin(n))
+      return Callee{nullptr, -1, "", n};
+    diag.error(name->loc, notCallableMessage(n, own));
+    return std::nullopt;
+  }
+  if (alias && !lookup(alias->name)) {
     std::optional<int> m = importedModule(alias->name);
     if (!m) {
       diag.error(alias->loc, "unknown module '" + alias->name +
                                  "'; import it first: import \"" + alias->name +
                                  "\"");
-      return CValue();
+      return std::nullopt;
     }
     if (*m < 0)
-      return CValue();
+      return std::nullopt;
     const ModuleInfo &mod = *modules[*m];
     auto it = mod.blocks.find(member->field);
     if (it == mod.blocks.end()) {
@@ -106,19 +92,24 @@ CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
       diag.error(member->fieldLoc.isValid() ? member->fieldLoc : member->loc,
                  "module '" + alias->name + "' has no block '" + member->field +
                      "'" + didYouMean(member->field, names));
-      return CValue();
+      return std::nullopt;
     }
-    block = it->second;
-    blockModule = *m;
-    qualName = qualify(mod, member->field);
-  } else {
-    if (callee)
-      diag.error(callee->loc, "only blocks and built-in operations can be "
-                              "called; this is " +
-                                  exprText(callee));
-    return CValue();
+    return Callee{it->second, *m, qualify(mod, member->field), ""};
   }
+  if (callee)
+    diag.error(callee->loc, "only blocks and built-in operations can be "
+                            "called; this is " +
+                                exprText(callee));
+  return std::nullopt;
+}
 
+CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
+                      SourceLoc scopeLoc) {
+  std::optional<Callee> resolved = resolveCallee(e);
+  if (!resolved)
+    return CValue();
+  const ast::BlockDecl *block = resolved->block;
+  const std::string &builtin = resolved->builtin;
   std::vector<Arg> args;
   bool bad = false;
   for (const ast::ExprPtr &a : e.args) {
@@ -132,7 +123,8 @@ CValue Sema::evalCall(const ast::CallExpr &e, const std::string *scope,
   if (block) {
     if (bad)
       return CValue();
-    return callBlock(blockModule, *block, qualName, e, args, scope);
+    return callBlock(resolved->module, *block, resolved->qualName, e, args,
+                     scope);
   }
   if (scope) {
     diag.error(scopeLoc, "'as' names the parameters that a block call "

@@ -25,31 +25,71 @@ constexpr TrainSetting kTrainSettings[] = {
     {"log", true},         {"parallel", true},   {"grad_scaler", true},
 };
 
+const TrainSetting *findTrainSetting(const std::string &name) {
+  for (const TrainSetting &t : kTrainSettings)
+    if (name == t.name)
+      return &t;
+  return nullptr;
+}
+
 const ast::Expr *settingValue(const ast::Stmt *s) {
   const auto *assign = s->as<ast::AssignStmt>();
   return assign ? assign->value.get() : nullptr;
 }
 } // namespace
 
-void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
-  EntryState &es = *st.entry;
-  std::vector<std::string> valid;
-  for (const TrainSetting &t : kTrainSettings)
-    valid.push_back(t.name);
-
-  auto findSetting = [](const std::string &name) -> const TrainSetting * {
-    for (const TrainSetting &t : kTrainSettings)
-      if (name == t.name)
-        return &t;
-    return nullptr;
-  };
-
-  // Sort the statements: bindings (lets, asserts and rebindings of a name
-  // that an earlier let defines), and settings checked against the schema.
-  // Setting names are reserved, so `name = expr` is never ambiguous.
+/// The statements of a train entry, sorted: the settings in source order
+/// (each checked against the schema and given once), and the bindings
+/// (lets, asserts and rebindings of a name that an earlier let defines),
+/// which run before the settings other than `data` and `batch`.
+struct Sema::TrainStatements {
   std::map<std::string, const ast::Stmt *> given;
   std::vector<std::pair<std::string, const ast::Stmt *>> settings;
   std::vector<const ast::Stmt *> bindings;
+};
+
+void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
+  TrainStatements statements = sortTrainStatements(*st.entry);
+  std::map<std::string, const ast::Stmt *> &given = statements.given;
+
+  // `data` and `batch` first: `batch.FIELD` needs both.
+  int data = -1;
+  std::optional<int64_t> batch;
+  if (given.count("data"))
+    data = resolveDataRef(settingValue(given["data"]), "setting 'data'");
+  if (given.count("batch"))
+    batch = intSetting(settingValue(given["batch"]), "batch", 1);
+  if (data >= 0 && batch)
+    bindBatchFields(st, entry, data, *batch, given["batch"]->loc);
+
+  for (const ast::Stmt *s : statements.bindings)
+    if (!st.stopped)
+      execStmt(*s);
+
+  std::optional<int> loss;
+  std::vector<std::pair<std::string, int>> metrics;
+  loss = evalTrainSettings(st, statements, data, entry.settings, metrics);
+  checkRequiredTrainSettings(*st.entry, entry, given);
+  if (batch)
+    entry.settings["batch"] = Attr(*batch);
+  completeTrainSettings(*st.entry, entry, given);
+
+  if (loss) {
+    st.fn.results.push_back(*loss);
+    entry.outputNames.push_back("loss");
+    for (const auto &[name, id] : metrics) {
+      st.fn.results.push_back(id);
+      entry.outputNames.push_back(name);
+    }
+  }
+}
+
+Sema::TrainStatements Sema::sortTrainStatements(const EntryState &es) {
+  std::vector<std::string> valid;
+  for (const TrainSetting &t : kTrainSettings)
+    valid.push_back(t.name);
+  // Setting names are reserved, so `name = expr` is never ambiguous.
+  TrainStatements out;
   std::set<std::string> letNames;
   for (const ast::StmtPtr &s : es.decl->body) {
     if (!s)
@@ -57,7 +97,7 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
     if (const auto *let = s->as<ast::LetStmt>()) {
       for (size_t i = 0; i < let->names.size(); ++i) {
         const std::string &n = let->names[i];
-        if (findSetting(n)) {
+        if (findTrainSetting(n)) {
           SourceLoc at = i < let->nameLocs.size() && let->nameLocs[i].isValid()
                              ? let->nameLocs[i]
                              : let->loc;
@@ -69,7 +109,7 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
       }
     }
     if (s->kind == ast::Stmt::Kind::Let || s->kind == ast::Stmt::Kind::Assert) {
-      bindings.push_back(s.get());
+      out.bindings.push_back(s.get());
       continue;
     }
     const auto *assign = s->as<ast::AssignStmt>();
@@ -80,9 +120,9 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
       continue;
     }
     const std::string &name = assign ? assign->name : group->name;
-    const TrainSetting *spec = findSetting(name);
+    const TrainSetting *spec = findTrainSetting(name);
     if (!spec && assign && letNames.count(name)) {
-      bindings.push_back(s.get()); // a rebinding, in order with the lets
+      out.bindings.push_back(s.get()); // a rebinding, in order with the lets
       continue;
     }
     if (!spec) {
@@ -101,38 +141,29 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
                              " = VALUE`");
       continue;
     }
-    auto first = given.find(name);
-    if (first == given.end() && (name == "steps" || name == "epochs"))
-      first = given.find(name == "steps" ? "epochs" : "steps");
-    if (first != given.end()) {
+    auto first = out.given.find(name);
+    if (first == out.given.end() && (name == "steps" || name == "epochs"))
+      first = out.given.find(name == "steps" ? "epochs" : "steps");
+    if (first != out.given.end()) {
       diag.error(s->loc, first->first == name
                              ? "setting '" + name + "' is given twice"
                              : "give either 'steps' or 'epochs', not both");
       diag.note(first->second->loc, "'" + first->first + "' is given here");
       continue;
     }
-    given[name] = s.get();
-    settings.emplace_back(name, s.get());
+    out.given[name] = s.get();
+    out.settings.emplace_back(name, s.get());
   }
+  return out;
+}
 
-  // `data` and `batch` first: `batch.FIELD` needs both.
-  int data = -1;
-  std::optional<int64_t> batch;
-  if (given.count("data"))
-    data = resolveDataRef(settingValue(given["data"]), "setting 'data'");
-  if (given.count("batch"))
-    batch = intSetting(settingValue(given["batch"]), "batch", 1);
-  if (data >= 0 && batch)
-    bindBatchFields(st, entry, data, *batch, given["batch"]->loc);
-
-  for (const ast::Stmt *s : bindings)
-    if (!st.stopped)
-      execStmt(*s);
-
-  AttrDict &out = entry.settings;
+std::optional<int>
+Sema::evalTrainSettings(const FunctionState &st,
+                        const TrainStatements &statements, int data,
+                        AttrDict &out,
+                        std::vector<std::pair<std::string, int>> &metrics) {
   std::optional<int> loss;
-  std::vector<std::pair<std::string, int>> metrics;
-  for (const auto &[name, s] : settings) {
+  for (const auto &[name, s] : statements.settings) {
     const ast::Expr *value = settingValue(s);
     if (name == "data" || name == "batch" || st.stopped)
       continue; // after a failed assert only `data` and `batch` were used
@@ -168,7 +199,12 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
         checkEvalData(data, index, s->loc);
     }
   }
+  return loss;
+}
 
+void Sema::checkRequiredTrainSettings(
+    const EntryState &es, const Entry &entry,
+    const std::map<std::string, const ast::Stmt *> &given) {
   std::vector<std::string> missing;
   for (const char *required : {"data", "batch", "loss", "optimizer"})
     if (!given.count(required))
@@ -179,10 +215,13 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
     diag.error(entry.loc, es.label + " is missing the required setting" +
                               (missing.size() == 1 ? " " : "s ") +
                               joinNames(missing));
+}
 
+void Sema::completeTrainSettings(
+    const EntryState &es, Entry &entry,
+    std::map<std::string, const ast::Stmt *> &given) {
+  AttrDict &out = entry.settings;
   // Defaults (docs/language.md).
-  if (batch)
-    out["batch"] = Attr(*batch);
   AttrDict schedule{{"kind", Attr("constant")},
                     {"warmup", Attr(int64_t(0))},
                     {"min_lr", Attr(0.0)},
@@ -251,15 +290,6 @@ void Sema::elaborateTrain(FunctionState &st, Entry &entry) {
                    " steps) must be shorter than the run (" +
                    std::to_string(std::get<int64_t>(steps->second.value)) +
                    " steps)");
-
-  if (loss) {
-    st.fn.results.push_back(*loss);
-    entry.outputNames.push_back("loss");
-    for (const auto &[name, id] : metrics) {
-      st.fn.results.push_back(id);
-      entry.outputNames.push_back(name);
-    }
-  }
 }
 
 } // namespace modelc::sema

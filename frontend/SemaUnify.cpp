@@ -19,10 +19,18 @@ std::string fromArgument(const std::string &origin) {
 }
 } // namespace
 
+namespace {
+/// Records a mismatch; the first reason is the one reported.
+void addMismatch(UnifyResult &r, const std::string &reason) {
+  if (r.ok || r.reason.empty())
+    r.reason = reason;
+  r.ok = false;
+}
+} // namespace
+
 UnifyResult Sema::unify(const ast::TypeExpr &type, const TensorType &actual,
                         const std::string &argName) {
   UnifyResult r;
-  FunctionState &st = cur();
   DType dtype;
   if (!parseDType(type.name, dtype)) {
     r.poisoned = true; // reported by the declaration check
@@ -44,91 +52,104 @@ UnifyResult Sema::unify(const ast::TypeExpr &type, const TensorType &actual,
                ", got " + std::to_string(rank);
     return r;
   }
-  auto mismatch = [&](const std::string &reason) {
-    if (r.ok || r.reason.empty())
-      r.reason = reason;
-    r.ok = false;
-  };
   std::vector<int64_t> expected;
   size_t pos = 0;
-  for (size_t i = 0; i < type.dims.size(); ++i) {
-    const ast::DimExpr &d = type.dims[i];
+  for (const ast::DimExpr &d : type.dims) {
     if (d.variadic) {
       std::vector<int64_t> part(actual.shape.begin() + pos,
                                 actual.shape.begin() + pos + (rank - fixed));
       pos += rank - fixed;
-      const Binding *b = lookup(d.variadicName);
-      if (!b) {
-        std::vector<CValue> dims;
-        for (int64_t x : part)
-          dims.push_back(CValue::ofInt(x));
-        st.scopes.back()[d.variadicName] = Binding{
-            CValue::ofList(std::move(dims)), d.loc, BindingKind::SizeVar};
-        st.sizeVarOrigin[d.variadicName] = argName;
-        expected.insert(expected.end(), part.begin(), part.end());
-        continue;
-      }
-      std::vector<int64_t> bound;
-      bool isDims = b->value.kind == CValue::Kind::List;
-      for (const CValue &x : b->value.list) {
-        isDims = isDims && x.kind == CValue::Kind::Int;
-        bound.push_back(x.i);
-      }
-      if (!isDims) {
-        if (b->value.kind != CValue::Kind::None)
-          diag.error(d.loc, "'*" + d.variadicName +
-                                "' must name a list of dimensions, but it is " +
-                                describe(b->value));
-        r.poisoned = true;
+      if (!unifyVariadicDim(d, part, argName, expected, r))
         return r;
-      }
-      expected.insert(expected.end(), bound.begin(), bound.end());
-      if (bound != part)
-        mismatch("*" + d.variadicName + " = " + shapeText(bound) +
-                 fromArgument(st.sizeVarOrigin[d.variadicName]) + ", but " +
-                 shapeText(part) + " here");
-      continue;
-    }
-    int64_t got = actual.shape[pos++];
-    const ast::Expr *size = d.size.get();
-    const auto *name = size ? size->as<ast::NameExpr>() : nullptr;
-    const ModuleInfo &mod = curModule();
-    if (name && !lookup(name->name) && !mod.consts.count(name->name) &&
-        !mod.constDecls.count(name->name)) {
-      // A fresh name: a size variable, bound here.
-      st.scopes.back()[name->name] =
-          Binding{CValue::ofInt(got), size->loc, BindingKind::SizeVar};
-      st.sizeVarOrigin[name->name] = argName;
-      expected.push_back(got);
-      continue;
-    }
-    CValue v = eval(size);
-    if (v.kind != CValue::Kind::Int) {
-      if (v.kind != CValue::Kind::None)
-        diag.error(size->loc, "a dimension must be a compile-time int, got " +
-                                  describe(v));
-      r.poisoned = true;
+    } else if (!unifyDim(d, actual.shape[pos], pos, argName, expected, r)) {
       return r;
+    } else {
+      ++pos;
     }
-    expected.push_back(v.i);
-    if (v.i == got)
-      continue;
-    std::string at = "dimension " + std::to_string(pos - 1);
-    auto origin =
-        name ? st.sizeVarOrigin.find(name->name) : st.sizeVarOrigin.end();
-    if (origin != st.sizeVarOrigin.end())
-      mismatch(name->name + " = " + std::to_string(v.i) +
-               fromArgument(origin->second) + ", but " + std::to_string(got) +
-               " here");
-    else if (size->kind == ast::Expr::Kind::Int)
-      mismatch(at + " is " + std::to_string(got) + ", expected " +
-               std::to_string(v.i));
-    else
-      mismatch(at + " is " + std::to_string(got) + ", but " + exprText(size) +
-               " = " + std::to_string(v.i));
   }
   r.expected = TensorType{dtype, expected}.str();
   return r;
+}
+
+bool Sema::unifyVariadicDim(const ast::DimExpr &d,
+                            const std::vector<int64_t> &part,
+                            const std::string &argName,
+                            std::vector<int64_t> &expected, UnifyResult &r) {
+  FunctionState &st = cur();
+  const Binding *b = lookup(d.variadicName);
+  if (!b) {
+    std::vector<CValue> dims;
+    for (int64_t x : part)
+      dims.push_back(CValue::ofInt(x));
+    st.scopes.back()[d.variadicName] = Binding{
+        CValue::ofList(std::move(dims)), d.loc, BindingKind::SizeVar};
+    st.sizeVarOrigin[d.variadicName] = argName;
+    expected.insert(expected.end(), part.begin(), part.end());
+    return true;
+  }
+  std::vector<int64_t> bound;
+  bool isDims = b->value.kind == CValue::Kind::List;
+  for (const CValue &x : b->value.list) {
+    isDims = isDims && x.kind == CValue::Kind::Int;
+    bound.push_back(x.i);
+  }
+  if (!isDims) {
+    if (b->value.kind != CValue::Kind::None)
+      diag.error(d.loc, "'*" + d.variadicName +
+                            "' must name a list of dimensions, but it is " +
+                            describe(b->value));
+    r.poisoned = true;
+    return false;
+  }
+  expected.insert(expected.end(), bound.begin(), bound.end());
+  if (bound != part)
+    addMismatch(r, "*" + d.variadicName + " = " + shapeText(bound) +
+                       fromArgument(st.sizeVarOrigin[d.variadicName]) +
+                       ", but " + shapeText(part) + " here");
+  return true;
+}
+
+bool Sema::unifyDim(const ast::DimExpr &d, int64_t got, size_t pos,
+                    const std::string &argName, std::vector<int64_t> &expected,
+                    UnifyResult &r) {
+  FunctionState &st = cur();
+  const ast::Expr *size = d.size.get();
+  const auto *name = size ? size->as<ast::NameExpr>() : nullptr;
+  const ModuleInfo &mod = curModule();
+  if (name && !lookup(name->name) && !mod.consts.count(name->name) &&
+      !mod.constDecls.count(name->name)) {
+    // A fresh name: a size variable, bound here.
+    st.scopes.back()[name->name] =
+        Binding{CValue::ofInt(got), size->loc, BindingKind::SizeVar};
+    st.sizeVarOrigin[name->name] = argName;
+    expected.push_back(got);
+    return true;
+  }
+  CValue v = eval(size);
+  if (v.kind != CValue::Kind::Int) {
+    if (v.kind != CValue::Kind::None)
+      diag.error(size->loc, "a dimension must be a compile-time int, got " +
+                                describe(v));
+    r.poisoned = true;
+    return false;
+  }
+  expected.push_back(v.i);
+  if (v.i == got)
+    return true;
+  std::string at = "dimension " + std::to_string(pos);
+  auto origin =
+      name ? st.sizeVarOrigin.find(name->name) : st.sizeVarOrigin.end();
+  if (origin != st.sizeVarOrigin.end())
+    addMismatch(r, name->name + " = " + std::to_string(v.i) +
+                       fromArgument(origin->second) + ", but " +
+                       std::to_string(got) + " here");
+  else if (size->kind == ast::Expr::Kind::Int)
+    addMismatch(r, at + " is " + std::to_string(got) + ", expected " +
+                       std::to_string(v.i));
+  else
+    addMismatch(r, at + " is " + std::to_string(got) + ", but " +
+                       exprText(size) + " = " + std::to_string(v.i));
+  return true;
 }
 
 std::optional<TensorType> Sema::evalTensorType(const ast::TypeExpr &type,

@@ -202,6 +202,16 @@ private:
   };
 
   Status runStep(int64_t s);
+  /// Step s's micro-batches of the global batch at `global` (the first
+  /// already `loaded` when prefetched) through fwd_bwd; `sums` receives
+  /// the loss and metrics averaged over them.
+  Status forwardBackward(int64_t s, const int64_t *global, bool loaded,
+                         std::vector<double> &sums);
+  /// Step s's update (and ZeRO's exchange), and the loss scale's; waits
+  /// for it when the step is `logged` or the scale depends on it.
+  Status update(int64_t s, bool logged);
+  /// The log record of step s.
+  void logStep(int64_t s, const std::vector<double> &sums, double lossScale);
   /// This rank's micro-batch `a` of the global batch at `global` (spec §7:
   /// samples [(a*R + r)*batch, (a*R + r + 1)*batch) of it).
   const int64_t *microBatch(const int64_t *global, int64_t a) const {
@@ -347,8 +357,6 @@ bool TrainLoop::prefetchAfter(int64_t s) const {
 }
 
 Status TrainLoop::runStep(int64_t s) {
-  const TrainInfo &e = *p_.entry;
-  Cursor before = cursor_;
   Clock::time_point start = Clock::now();
   const int64_t *global = next_.global;
   if (global) {
@@ -363,6 +371,38 @@ Status TrainLoop::runStep(int64_t s) {
   p_.hypers->write(
       {s, p_.totalSteps, counter_, s - skippedSteps_, lossScale}, arena_);
   std::vector<double> sums(p_.outputs.size(), 0.0);
+  MODELC_RETURN_IF_ERROR(forwardBackward(s, global, loaded, sums));
+  MODELC_RETURN_IF_ERROR(agree(sums, s));
+  if (!std::isfinite(sums[0]))
+    return diverged(s, sums[0]);
+  bool logged = s % p_.settings.logEvery == 0 || s == p_.totalSteps;
+  MODELC_RETURN_IF_ERROR(update(s, logged));
+  trainSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+  samplesSinceLog_ += p_.globalBatch;
+  if (logged)
+    logStep(s, sums, lossScale);
+  int64_t evalEvery = p_.settings.evalEvery;
+  if (p_.evaluator && ((evalEvery > 0 && s % evalEvery == 0) ||
+                       (evalEvery == 0 && cursor_.batchInEpoch == 0)))
+    MODELC_RETURN_IF_ERROR(evaluate(s));
+  if (p_.checkpoint.every > 0 && s % p_.checkpoint.every == 0) {
+    // A failed periodic checkpoint does not stop the run: the next one or
+    // the final one may succeed (a full disk freed).
+    Status written = checkpointNow(s);
+    if (!written.ok())
+      io_.err << fmt::format(
+          "warning: the checkpoint after step {} failed: {}; training goes "
+          "on{}\n",
+          s, written.message(),
+          lastCheckpointDir_.empty()
+              ? ""
+              : "; the last checkpoint is " + lastCheckpointDir_);
+  }
+  return Status();
+}
+
+Status TrainLoop::forwardBackward(int64_t s, const int64_t *global,
+                                  bool loaded, std::vector<double> &sums) {
   for (int64_t a = 0; a < p_.accumulate; ++a) {
     if (!loaded)
       p_.data->load(microBatch(global, a), arena_);
@@ -391,9 +431,10 @@ Status TrainLoop::runStep(int64_t s) {
   }
   for (double &v : sums)
     v /= double(p_.accumulate);
-  MODELC_RETURN_IF_ERROR(agree(sums, s));
-  if (!std::isfinite(sums[0]))
-    return diverged(s, sums[0]);
+  return Status();
+}
+
+Status TrainLoop::update(int64_t s, bool logged) {
   // The update's outputs (lr, grad norm) are read only on logged steps;
   // otherwise the host goes on to the next step while the device updates.
   // With loss scaling the host waits every step: the next step's scale
@@ -401,64 +442,45 @@ Status TrainLoop::runStep(int64_t s) {
   MODELC_RETURN_IF_ERROR(arena_.launch(p_.update));
   if (zero_)
     MODELC_RETURN_IF_ERROR(zero_->update(arena_, place_.comm));
-  bool logged = s % p_.settings.logEvery == 0 || s == p_.totalSteps;
   if (logged || scaler_)
     MODELC_RETURN_IF_ERROR(arena_.finish(p_.update));
-  if (scaler_) {
-    bool skipped = arena_.readScalar(*p_.foundInf) != 0;
-    skippedSteps_ += skipped;
-    scaler_->update(skipped);
-    if (scaler_->scale() == 0)
-      return Status::error(
-          fmt::format("training diverged at step {}: the loss scale fell to "
-                      "0 after {} skipped steps (the gradients are inf or "
-                      "NaN at every scale); start again with a lower "
-                      "learning rate, e.g. --set lr={:g}, or use bf16",
-                      s, skippedSteps_, p_.settings.optimizer.lr / 10),
-          kExitDiverged);
-  }
-  trainSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
-  samplesSinceLog_ += p_.globalBatch;
-
-  if (logged) {
-    StepRecord r;
-    r.step = s;
-    r.loss = sums[0];
-    r.metrics.assign(sums.begin() + 1, sums.end());
-    if (p_.lr)
-      r.lr = arena_.readScalar(*p_.lr);
-    if (p_.gradNorm)
-      r.gradNorm = arena_.readScalar(*p_.gradNorm);
-    if (scaler_) {
-      r.lossScale = lossScale;
-      r.skippedSteps = skippedSteps_;
-    }
-    int64_t tokens = p_.data->tokensPerSample();
-    double units = double(samplesSinceLog_) * double(tokens ? tokens : 1);
-    r.throughput = trainSeconds_ > 0 ? units / trainSeconds_ : 0;
-    if (log_)
-      log_->step(r);
-    trainSeconds_ = 0;
-    samplesSinceLog_ = 0;
-  }
-  int64_t evalEvery = p_.settings.evalEvery;
-  if (p_.evaluator && ((evalEvery > 0 && s % evalEvery == 0) ||
-                       (evalEvery == 0 && cursor_.batchInEpoch == 0)))
-    MODELC_RETURN_IF_ERROR(evaluate(s));
-  if (p_.checkpoint.every > 0 && s % p_.checkpoint.every == 0) {
-    // A failed periodic checkpoint does not stop the run: the next one or
-    // the final one may succeed (a full disk freed).
-    Status written = checkpointNow(s);
-    if (!written.ok())
-      io_.err << fmt::format(
-          "warning: the checkpoint after step {} failed: {}; training goes "
-          "on{}\n",
-          s, written.message(),
-          lastCheckpointDir_.empty()
-              ? ""
-              : "; the last checkpoint is " + lastCheckpointDir_);
-  }
+  if (!scaler_)
+    return Status();
+  bool skipped = arena_.readScalar(*p_.foundInf) != 0;
+  skippedSteps_ += skipped;
+  scaler_->update(skipped);
+  if (scaler_->scale() == 0)
+    return Status::error(
+        fmt::format("training diverged at step {}: the loss scale fell to "
+                    "0 after {} skipped steps (the gradients are inf or "
+                    "NaN at every scale); start again with a lower "
+                    "learning rate, e.g. --set lr={:g}, or use bf16",
+                    s, skippedSteps_, p_.settings.optimizer.lr / 10),
+        kExitDiverged);
   return Status();
+}
+
+void TrainLoop::logStep(int64_t s, const std::vector<double> &sums,
+                        double lossScale) {
+  StepRecord r;
+  r.step = s;
+  r.loss = sums[0];
+  r.metrics.assign(sums.begin() + 1, sums.end());
+  if (p_.lr)
+    r.lr = arena_.readScalar(*p_.lr);
+  if (p_.gradNorm)
+    r.gradNorm = arena_.readScalar(*p_.gradNorm);
+  if (scaler_) {
+    r.lossScale = lossScale;
+    r.skippedSteps = skippedSteps_;
+  }
+  int64_t tokens = p_.data->tokensPerSample();
+  double units = double(samplesSinceLog_) * double(tokens ? tokens : 1);
+  r.throughput = trainSeconds_ > 0 ? units / trainSeconds_ : 0;
+  if (log_)
+    log_->step(r);
+  trainSeconds_ = 0;
+  samplesSinceLog_ = 0;
 }
 
 Status TrainLoop::agree(std::vector<double> &averages, int64_t s) {
