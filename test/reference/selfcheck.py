@@ -20,6 +20,7 @@ import numpy as np
 
 import amp
 import attn
+import encoder
 import compare
 import grad_scaler
 import idx_np
@@ -253,6 +254,34 @@ def check_attn(report, rng):
             analytic = float(grads[name].reshape(-1)[i])
             worst = max(worst, abs(numeric - analytic) / max(abs(numeric), abs(analytic), 1e-3))
     report.check("attn: every parameter's gradient against finite differences", worst, 1e-4)
+
+
+def check_encoder(report, rng):
+    """encoder.py's hand-written backward (padding masks, two layers)
+    against central differences in float64."""
+    params = {n: 0.3 * rng.standard_normal(s) for n, s in encoder.shapes(6, 8, 2, 3).items()}
+    tokens = np.zeros((3, 6), np.int64)
+    for row, length in enumerate((6, 3, 1)):
+        tokens[row, :length] = rng.integers(1, 256, length)
+    labels = rng.integers(0, 3, 3)
+    _, grads = encoder.loss_and_grads(params, tokens, labels, 2, 2)
+    h, worst = 1e-6, 0.0
+    for name in params:
+        flat = params[name].reshape(-1)
+        # tok.weight: rows of tokens that occur, and of one that does not.
+        candidates = (np.concatenate([tokens[tokens > 0] * 8, [0]]) if name == "tok.weight"
+                      else np.arange(flat.size))
+        for i in rng.choice(candidates, 3, replace=False):
+            keep = flat[i]
+            flat[i] = keep + h
+            up, _ = encoder.loss_and_grads(params, tokens, labels, 2, 2)
+            flat[i] = keep - h
+            down, _ = encoder.loss_and_grads(params, tokens, labels, 2, 2)
+            flat[i] = keep
+            numeric = (up - down) / (2 * h)
+            analytic = float(grads[name].reshape(-1)[i])
+            worst = max(worst, abs(numeric - analytic) / max(abs(numeric), abs(analytic), 1e-3))
+    report.check("encoder: every parameter's gradient against finite differences", worst, 1e-4)
 
 
 def naive_conv2d(x, w, b, stride, padding, dilation):
@@ -490,6 +519,7 @@ def main():
     check_amp(report, rng)
     check_f16(report, rng)
     check_attn(report, rng)
+    check_encoder(report, rng)
     check_files(report, rng)
     check_cli(report, rng)
     print(f"{report.passed} passed, {report.failed} failed")
