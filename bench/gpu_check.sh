@@ -20,6 +20,9 @@ PY=$(command -v python3)
 FASHION=(--data image=$D/train-images-idx3-ubyte.gz --data label=$D/train-labels-idx1-ubyte.gz
          --eval-data image=$D/t10k-images-idx3-ubyte.gz --eval-data label=$D/t10k-labels-idx1-ubyte.gz)
 TEXT=(--data tokens=$D/GPL-3 --eval-data tokens=$D/GPL-2)
+LINES=(--data tokens=$D/lines/train_tokens.npy --data label=$D/lines/train_labels.npy
+       --eval-data tokens=$D/lines/test_tokens.npy --eval-data label=$D/lines/test_labels.npy
+       --set warmup=2)
 [ -x $G/fashion_mlp ] || tar -C $G -xJf $G/programs.tar.xz
 # Checkpoints go here, never into the current directory (a run refuses a
 # directory that holds another run's checkpoints).
@@ -86,6 +89,7 @@ check timeout 150 $PY test/GPU/gpu_suite.py train $G/mlp_f16 --steps 40 --rtol 2
 step "GPU suite: f64 (--widen-f64) training GPU vs CPU"
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/lenet_f64 --steps 30 --rtol 1e-6 "${FASHION[@]}"
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/char_gpt_f64 --steps 10 --rtol 1e-6 "${TEXT[@]}"
+check timeout 150 $PY test/GPU/gpu_suite.py train $G/text_classifier_f64 --steps 10 --rtol 1e-6 "${LINES[@]}"
 
 step "GPU suite: infer GPU vs CPU"
 check timeout 120 $G/fashion_mlp --cpu --steps 20 --set warmup=0 --checkpoint-dir $CK/infer \
@@ -95,7 +99,8 @@ check timeout 120 $PY test/GPU/gpu_suite.py infer $G/fashion_mlp --weights /tmp/
 
 step "GPU suite: every kernel vs the CPU"
 for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16 \
-         lenet_f64 char_gpt_f64 fashion_mlp_f16 mlp_f16 fashion_mlp_zero; do
+         lenet_f64 char_gpt_f64 fashion_mlp_f16 mlp_f16 fashion_mlp_zero \
+         text_classifier text_classifier_f64; do
   check timeout 150 $PY test/GPU/gpu_suite.py kernels $G/$p
 done
 

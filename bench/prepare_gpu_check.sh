@@ -39,11 +39,21 @@ for p in lenet char_gpt; do
   "$BUILD/bin/modelc" "examples/$p.mdl" --widen-f64 -o "$tmp/${p}_f64"
   strip "$tmp/${p}_f64"
 done
-# Each program carries its own static OpenBLAS (~25 MB): compressed, the
-# twelve fit in the device machine's carry limit with the data.
-tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
+# The Transformer-encoder classifier (issue 16: attention masks, composite
+# ops): as written (bf16) and in f64, and its data.
+"$BUILD/bin/modelc" examples/text_classifier.mdl -o "$tmp/text_classifier"
+"$BUILD/bin/modelc" examples/text_classifier.mdl --widen-f64 -D DROPOUT=0.0 \
+  -o "$tmp/text_classifier_f64"
+strip "$tmp/text_classifier" "$tmp/text_classifier_f64"
+/usr/bin/python3 examples/text_lines.py gpu-out/data/lines
+# Each program carries its own static OpenBLAS (~25 MB). xz -9's 64 MiB
+# dictionary spans two programs, so the copies compress to almost nothing:
+# 8.7 MB for the fourteen (33 MB at xz's default -6, which with the data
+# passed the device machine's 64 MiB carry limit).
+XZ_OPT=-9 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
   fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
-  fashion_mlp_f16 mlp_f16 fashion_mlp_zero sums
+  fashion_mlp_f16 mlp_f16 fashion_mlp_zero sums text_classifier \
+  text_classifier_f64
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"
