@@ -21,8 +21,7 @@ FASHION=(--data image=$D/train-images-idx3-ubyte.gz --data label=$D/train-labels
          --eval-data image=$D/t10k-images-idx3-ubyte.gz --eval-data label=$D/t10k-labels-idx1-ubyte.gz)
 TEXT=(--data tokens=$D/GPL-3 --eval-data tokens=$D/GPL-2)
 LINES=(--data tokens=$D/lines/train_tokens.npy --data label=$D/lines/train_labels.npy
-       --eval-data tokens=$D/lines/test_tokens.npy --eval-data label=$D/lines/test_labels.npy
-       --set warmup=2)
+       --eval-data tokens=$D/lines/test_tokens.npy --eval-data label=$D/lines/test_labels.npy)
 [ -x $G/fashion_mlp ] || tar -C $G -xJf $G/programs.tar.xz
 # Checkpoints go here, never into the current directory (a run refuses a
 # directory that holds another run's checkpoints).
