@@ -121,9 +121,18 @@ struct Parameter {
   SourceLoc callSite;  // the outermost call site in the entry that created it
 };
 
+/// Whether `name` is a data source (schema/DataSources.def).
+inline bool isDataSourceName(const std::string &name) {
+#define MODELC_DATA_SOURCE(KIND, NAME, ARGS)                                   \
+  if (name == #NAME)                                                           \
+    return true;
+#include "schema/DataSources.def"
+  return false;
+}
+
 /// Where a data field's samples come from (§7).
 struct DataSource {
-  std::string kind;  // "idx", "npy", "npz", "file"
+  std::string kind;  // a name of schema/DataSources.def other than windows
   std::string path;  // as written (resolved by the program at run time)
   std::string key;   // npz member
   bool windows = false;

@@ -36,7 +36,7 @@ std::string Sema::notCallableMessage(const std::string &n, bool own) {
                n))
     return "'" + n + "' is an initialiser; it is only allowed in "
            "`param NAME: TYPE = " + n + "(...)`";
-  if (contains({"idx", "npy", "npz", "file", "windows"}, n))
+  if (isDataSourceName(n))
     return "'" + n + "' is a data source; it is only allowed in data "
                      "declarations";
   if (optimizers::findKind(n))

@@ -7,9 +7,24 @@
 namespace modelc::sema {
 
 namespace {
-const char *const kSources = "idx(PATH), npy(PATH), npz(PATH, KEY), "
-                             "file(PATH) and windows(SOURCE, stride = K)";
-}
+/// The names of schema/DataSources.def.
+const std::vector<std::string> kSourceNames = {
+#define MODELC_DATA_SOURCE(KIND, NAME, ARGS) #NAME,
+#include "schema/DataSources.def"
+};
+
+/// "idx(PATH), npy(PATH), ... and windows(SOURCE, stride = K)".
+const std::string kSources = [] {
+  std::vector<std::string> calls = {
+#define MODELC_DATA_SOURCE(KIND, NAME, ARGS) #NAME "(" ARGS ")",
+#include "schema/DataSources.def"
+  };
+  std::string text;
+  for (size_t i = 0; i < calls.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == calls.size() ? " and " : ", ") + calls[i];
+  return text;
+}();
+} // namespace
 
 std::optional<DataSource> Sema::evalDataSource(const ast::Expr *e,
                                                const TensorType &type,
@@ -75,10 +90,9 @@ std::optional<DataSource> Sema::evalDataSource(const ast::Expr *e,
   std::vector<ConstParam> params = {{"path", CValue::Kind::String, {}}};
   if (src.kind == "npz")
     params.push_back({"key", CValue::Kind::String, {}});
-  else if (src.kind != "idx" && src.kind != "npy" && src.kind != "file") {
+  else if (!isDataSourceName(src.kind)) { // windows returned above
     diag.error(name->loc, "unknown data source '" + src.kind + "'" +
-                              didYouMean(src.kind, {"idx", "npy", "npz", "file",
-                                                    "windows"}) +
+                              didYouMean(src.kind, kSourceNames) +
                               "; sources are " + kSources);
     return std::nullopt;
   }

@@ -110,16 +110,10 @@ FieldSource::~FieldSource() = default;
 
 const char *sourceKindName(FieldSpec::Kind kind) {
   switch (kind) {
-  case FieldSpec::Kind::Idx:
-    return "idx";
-  case FieldSpec::Kind::Npy:
-    return "npy";
-  case FieldSpec::Kind::Npz:
-    return "npz";
-  case FieldSpec::Kind::File:
-    return "file";
-  case FieldSpec::Kind::Windows:
-    return "windows";
+#define MODELC_DATA_SOURCE(KIND, NAME, ARGS)                                   \
+  case FieldSpec::Kind::KIND:                                                  \
+    return #NAME;
+#include "schema/DataSources.def"
   }
   return "?";
 }

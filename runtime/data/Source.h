@@ -16,7 +16,11 @@ namespace modelc::rt {
 
 /// A field as the manifest declares it (schema/manifest.fbs, table Field).
 struct FieldSpec {
-  enum class Kind { Idx, Npy, Npz, File, Windows };
+  /// schema/DataSources.def, in its order.
+  enum class Kind {
+#define MODELC_DATA_SOURCE(KIND, NAME, ARGS) KIND,
+#include "schema/DataSources.def"
+  };
   std::string name;
   DType dtype;
   std::vector<int64_t> shape; // per sample

@@ -56,6 +56,15 @@ Result<DType> dtypeOf(fb::DType d, const std::string &what) {
   return static_cast<DType>(static_cast<int>(d));
 }
 
+// The manifest's SourceKind and the runtime's FieldSpec::Kind are both
+// schema/DataSources.def's list, in its order.
+#define MODELC_DATA_SOURCE(KIND, NAME, ARGS)                                   \
+  static_assert(int(fb::SourceKind::KIND) == int(FieldSpec::Kind::KIND),      \
+                "schema/manifest.fbs SourceKind is out of DataSources.def's "   \
+                "order");
+#include "schema/DataSources.def"
+
+/// A kind the caller has range-checked.
 FieldSpec::Kind kindOf(fb::SourceKind k) {
   return static_cast<FieldSpec::Kind>(static_cast<int>(k));
 }
