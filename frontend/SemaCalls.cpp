@@ -3,6 +3,7 @@
 // compile-time calls that settings, initialisers and data sources use.
 #include "frontend/Sema.h"
 #include "schema/Optimizers.h"
+#include "schema/Schedules.h"
 
 #include <algorithm>
 
@@ -42,7 +43,7 @@ std::string Sema::notCallableMessage(const std::string &n, bool own) {
   if (optimizers::findKind(n))
     return "'" + n + "' is an optimizer; it is only allowed in "
            "`optimizer = " + n + "(...)`";
-  if (contains({"constant", "warmup_cosine", "linear", "step_lr"}, n))
+  if (schedules::find(n))
     return "'" + n + "' is a learning-rate schedule; it is only allowed in "
            "`schedule = " + n + "(...)`";
   if (lookup(n))

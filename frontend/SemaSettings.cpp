@@ -4,6 +4,7 @@
 // AttrDict with its defaults filled in (docs/language.md lists them).
 #include "frontend/Sema.h"
 #include "schema/Optimizers.h"
+#include "schema/Schedules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -203,8 +204,15 @@ std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
 
 std::optional<AttrDict> Sema::evalSchedule(const ast::Expr *e) {
   const ast::NameExpr *name = calleeName(e);
-  const char *all = "constant(), warmup_cosine(warmup, min_lr = 0), "
-                    "linear(warmup) and step_lr(every, gamma)";
+  std::string all;
+  std::vector<std::string> names;
+  for (const schedules::ScheduleDef &s : schedules::kSchedules) {
+    all += std::string(all.empty()                                ? ""
+                       : &s == std::end(schedules::kSchedules) - 1 ? " and "
+                                                                   : ", ") +
+           s.name + "(" + s.signature + ")";
+    names.push_back(s.name);
+  }
   if (!name) {
     if (e)
       diag.error(e->loc, std::string("setting 'schedule' must be one of ") +
@@ -221,11 +229,10 @@ std::optional<AttrDict> Sema::evalSchedule(const ast::Expr *e) {
   else if (kind == "step_lr")
     params = {{"every", CValue::Kind::Int, std::nullopt},
               {"gamma", CValue::Kind::Float, std::nullopt}};
-  else if (kind != "constant") {
+  else if (!schedules::find(kind)) {
     diag.error(name->loc, "unknown schedule '" + kind + "'" +
-                              didYouMean(kind, {"constant", "warmup_cosine",
-                                                "linear", "step_lr"}) +
-                              "; schedules are " + all);
+                              didYouMean(kind, names) + "; schedules are " +
+                              all);
     return std::nullopt;
   }
   std::optional<std::vector<CValue>> args = bindConstCall(*e, kind, params);
@@ -238,7 +245,7 @@ std::optional<AttrDict> Sema::evalSchedule(const ast::Expr *e) {
   d["every"] = Attr(int64_t(0));
   d["gamma"] = Attr(1.0);
   std::string problem;
-  if (kind == "warmup_cosine" || kind == "linear") {
+  if (schedules::hasWarmup(kind)) {
     d["warmup"] = Attr((*args)[0].i);
     if ((*args)[0].i < 0)
       problem = "warmup must not be negative";

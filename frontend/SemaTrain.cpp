@@ -4,6 +4,7 @@
 // other settings, so settings may appear in any order), defaults, and the
 // body's outputs: the loss, then each metric.
 #include "frontend/Sema.h"
+#include "schema/Schedules.h"
 
 #include <algorithm>
 #include <set>
@@ -283,7 +284,7 @@ void Sema::completeTrainSettings(
   const auto &sched = std::get<AttrDict>(out["schedule"].value);
   int64_t warmup = std::get<int64_t>(sched.at("warmup").value);
   std::string kind = std::get<std::string>(sched.at("kind").value);
-  if (steps != out.end() && (kind == "warmup_cosine" || kind == "linear") &&
+  if (steps != out.end() && schedules::hasWarmup(kind) &&
       warmup >= std::get<int64_t>(steps->second.value))
     diag.error(given["schedule"]->loc,
                "the schedule's warmup (" + std::to_string(warmup) +

@@ -6,6 +6,7 @@
 #include "passes/EntryUtils.h"
 #include "passes/OptimizerUtils.h"
 #include "passes/Passes.h"
+#include "schema/Schedules.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -93,8 +94,7 @@ FailureOr<OptimizerConfig> readConfig(mdl::TrainOp train) {
   auto scheduleKind =
       schedule ? schedule.getAs<StringAttr>("kind") : StringAttr();
   config.schedule = scheduleKind ? scheduleKind.getValue() : "constant";
-  if (!llvm::is_contained({"constant", "warmup_cosine", "linear", "step_lr"},
-                          config.schedule))
+  if (!schedules::find(config.schedule))
     return train.emitError("unknown schedule '") << config.schedule << "'";
   return config;
 }

@@ -5,6 +5,7 @@
 
 #include "runtime/data/BatchOrder.h"
 #include "runtime/driver/Zero.h"
+#include "schema/Schedules.h"
 
 #include <fmt/format.h>
 
@@ -230,8 +231,7 @@ Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
   if (byEpochs && p.cursorShift != 0)
     p.totalSteps = std::max<int64_t>(p.totalSteps - p.cursorShift, 1);
   const std::string &schedule = e.schedule.kind;
-  if ((schedule == "warmup_cosine" || schedule == "linear") &&
-      p.settings.warmup >= p.totalSteps)
+  if (schedules::hasWarmup(schedule) && p.settings.warmup >= p.totalSteps)
     return Status::error(fmt::format(
         "the {} schedule's warmup ({} steps) must be shorter than the run "
         "({} steps)",
