@@ -1,5 +1,6 @@
 // Shape operations: `reshape`, `flatten`, `transpose`, `concat`, `split`,
-// `broadcast_to` and `arange`, and the value constructors `zeros`, `ones`,
+// `broadcast_to`, `arange` and nearest `interpolate`, and the value
+// constructors `zeros`, `ones`,
 // `full` and their `_like` forms. Ops that would not change their input
 // return it unchanged.
 #include "frontend/BuiltinsArgs.h"
@@ -253,6 +254,45 @@ std::optional<CValue> arange(BuiltinCall &call) {
   return CValue::ofTensor(call.builder.emit1(
       "arange", {}, TensorType{DType::I32, {*n}}, {}, call.loc));
 }
+/// `interpolate(x, scale_factor, mode = "nearest")` on NCHW: torch's
+/// nearest upsampling by a whole factor, each pixel repeated `s` times along
+/// both spatial axes (out[i] = in[floor(i / s)]): a reshape to [n, c, h, 1,
+/// w, 1], a broadcast to [n, c, h, s, w, s] and a reshape back, so the
+/// gradient sums each s x s block. Other modes and fractional factors are
+/// refused.
+std::optional<CValue> interpolate(BuiltinCall &call) {
+  std::optional<int> x = call.tensor(0);
+  std::optional<int64_t> scale = x ? call.intArg(1, 1) : std::nullopt;
+  std::optional<std::string> mode =
+      scale ? call.stringArg(2, "nearest") : std::nullopt;
+  if (!mode)
+    return std::nullopt;
+  const TensorType type = call.typeOf(*x);
+  if (type.shape.size() != 4)
+    return call.error(0, "'interpolate' needs x of shape [n, c, h, w], got " +
+                             type.str());
+  if (*scale < 1 || *scale > 4096)
+    return call.error(1, "'interpolate' needs a whole 'scale_factor' from 1 "
+                         "to 4096, got " +
+                             call.describeArg(1));
+  if (*mode != "nearest")
+    return call.error(2, "'interpolate' supports mode \"nearest\" (a whole "
+                         "scale factor); got \"" +
+                             *mode + "\"");
+  const int64_t n = type.shape[0], c = type.shape[1], h = type.shape[2],
+                w = type.shape[3], s = *scale;
+  int64_t count;
+  if (__builtin_mul_overflow(type.numElements(), s * s, &count))
+    return call.error(1, "'interpolate' output has too many elements");
+  if (s == 1)
+    return CValue::ofTensor(*x);
+  CValue column = reshapeTo(call, *x, {n, c, h, 1, w, 1});
+  int spread = call.builder.emit1("broadcast_to", {column.tensor},
+                                  TensorType{type.dtype, {n, c, h, s, w, s}},
+                                  {}, call.loc);
+  return reshapeTo(call, spread, {n, c, h * s, w * s});
+}
+
 /// `zeros(shape, dtype = "f32")`, `ones(shape, dtype)`, `full(shape, value,
 /// dtype)` as torch.zeros/ones/full: a constant of compile-time `shape`
 /// (sizes >= 1; `[]` for a scalar); `zeros_like(x)`, `ones_like(x)`,
@@ -315,6 +355,9 @@ const std::vector<BuiltinDef> &shapeBuiltins() {
       {"split", {{"x", nullptr}, {"n", nullptr}, {"axis", "0"}}, split},
       {"broadcast_to", {{"x", nullptr}, {"shape", nullptr}}, broadcastTo},
       {"arange", {{"n", nullptr}}, arange},
+      {"interpolate",
+       {{"x", nullptr}, {"scale_factor", nullptr}, {"mode", "\"nearest\""}},
+       interpolate},
       {"zeros", {{"shape", nullptr}, {"dtype", "\"f32\""}}, filled},
       {"ones", {{"shape", nullptr}, {"dtype", "\"f32\""}}, filled},
       {"full",
