@@ -411,6 +411,8 @@ std::string literalText(const CValue &v);
 std::string initializerText(const Initializer &init);
 /// "a, b and c" style list: "a, b, c".
 std::string joinNames(const std::vector<std::string> &names);
+/// "a, b and c".
+std::string joinWithAnd(const std::vector<std::string> &items);
 /// The candidate closest to `name` by edit distance, or "" when none is close.
 std::string closestName(const std::string &name,
                         const std::vector<std::string> &candidates);

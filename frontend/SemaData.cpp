@@ -14,16 +14,10 @@ const std::vector<std::string> kSourceNames = {
 };
 
 /// "idx(PATH), npy(PATH), ... and windows(SOURCE, stride = K)".
-const std::string kSources = [] {
-  std::vector<std::string> calls = {
+const std::string kSources = joinWithAnd({
 #define MODELC_DATA_SOURCE(KIND, NAME, ARGS) #NAME "(" ARGS ")",
 #include "schema/DataSources.def"
-  };
-  std::string text;
-  for (size_t i = 0; i < calls.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == calls.size() ? " and " : ", ") + calls[i];
-  return text;
-}();
+});
 } // namespace
 
 std::optional<DataSource> Sema::evalDataSource(const ast::Expr *e,

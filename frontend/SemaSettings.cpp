@@ -107,15 +107,12 @@ std::optional<double> Sema::positiveFloatSetting(const ast::Expr *e,
 std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
   namespace opt = optimizers;
   const ast::NameExpr *name = calleeName(e);
-  std::string all;
-  std::vector<std::string> names;
+  std::vector<std::string> names, calls;
   for (const opt::KindDef &k : opt::kKinds) {
     names.push_back(k.name);
-    all += std::string(all.empty() ? "" : &k == std::end(opt::kKinds) - 1
-                                              ? " and "
-                                              : ", ") +
-           k.name + "(lr, ...)";
+    calls.push_back(std::string(k.name) + "(lr, ...)");
   }
+  const std::string all = joinWithAnd(calls);
   if (!name) {
     if (e)
       diag.error(e->loc, "setting 'optimizer' must be one of " + all +
@@ -204,15 +201,12 @@ std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
 
 std::optional<AttrDict> Sema::evalSchedule(const ast::Expr *e) {
   const ast::NameExpr *name = calleeName(e);
-  std::string all;
-  std::vector<std::string> names;
+  std::vector<std::string> names, calls;
   for (const schedules::ScheduleDef &s : schedules::kSchedules) {
-    all += std::string(all.empty()                                ? ""
-                       : &s == std::end(schedules::kSchedules) - 1 ? " and "
-                                                                   : ", ") +
-           s.name + "(" + s.signature + ")";
     names.push_back(s.name);
+    calls.push_back(std::string(s.name) + "(" + s.signature + ")");
   }
+  const std::string all = joinWithAnd(calls);
   if (!name) {
     if (e)
       diag.error(e->loc, std::string("setting 'schedule' must be one of ") +

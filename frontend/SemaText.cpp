@@ -279,6 +279,13 @@ std::string joinNames(const std::vector<std::string> &names) {
   return out;
 }
 
+std::string joinWithAnd(const std::vector<std::string> &items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return out;
+}
+
 std::string closestName(const std::string &name,
                         const std::vector<std::string> &candidates) {
   std::string best;

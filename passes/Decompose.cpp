@@ -86,6 +86,12 @@ Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
   return builder.create<mdl::MatmulOp>(loc, probs, attention.getValue());
 }
 
+/// `input` in its opmath type: f32 for 16-bit floats, else itself.
+Value toOpmath(mdl::VJPBuilder &b, OpBuilder &builder, Value input) {
+  auto type = cast<FloatType>(getElementTypeOrSelf(input.getType()));
+  return type.getWidth() < 32 ? b.cast(input, builder.getF32Type()) : input;
+}
+
 /// `torch.rms_norm` over the last axis as ATen's composite writes it: a
 /// 16-bit input is extended to f32 (opmath), `x * rsqrt(mean(x^2) + eps)`
 /// is rounded back to the input's type (`type_as`), then multiplied by the
@@ -96,7 +102,7 @@ Value decomposeRmsNorm(OpBuilder &builder, mdl::RmsNormOp norm) {
   auto inputType = cast<RankedTensorType>(input.getType());
   auto elementType = cast<FloatType>(inputType.getElementType());
   bool is16Bit = elementType.getWidth() < 32;
-  Value x = is16Bit ? b.cast(input, builder.getF32Type()) : input;
+  Value x = toOpmath(b, builder, input);
   APFloat eps(norm.getEps().convertToDouble());
   bool losesInfo;
   eps.convert(elementType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
@@ -113,12 +119,6 @@ Value decomposeRmsNorm(OpBuilder &builder, mdl::RmsNormOp norm) {
   if (Value weight = norm.getWeight())
     result = b.mul(result, weight);
   return result;
-}
-
-/// `input` in its opmath type: f32 for 16-bit floats, else itself.
-Value toOpmath(mdl::VJPBuilder &b, OpBuilder &builder, Value input) {
-  auto type = cast<FloatType>(getElementTypeOrSelf(input.getType()));
-  return type.getWidth() < 32 ? b.cast(input, builder.getF32Type()) : input;
 }
 
 /// All the axes of `value`'s type: the axes of a full reduction.
