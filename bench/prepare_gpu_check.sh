@@ -46,6 +46,10 @@ done
   -o "$tmp/text_classifier_f64"
 strip "$tmp/text_classifier" "$tmp/text_classifier_f64"
 /usr/bin/python3 examples/text_lines.py gpu-out/data/lines
+# The ResNet (issue 16: batch norm, module buffers), f32 and in f64.
+"$BUILD/bin/modelc" examples/resnet.mdl -o "$tmp/resnet"
+"$BUILD/bin/modelc" examples/resnet.mdl --widen-f64 -D WIDTH=8 -o "$tmp/resnet_f64"
+strip "$tmp/resnet" "$tmp/resnet_f64"
 # Each program carries its own static OpenBLAS (~25 MB). xz -9's 64 MiB
 # dictionary spans two programs, so the copies compress to almost nothing:
 # 8.7 MB for the fourteen (33 MB at xz's default -6, which with the data
@@ -53,7 +57,7 @@ strip "$tmp/text_classifier" "$tmp/text_classifier_f64"
 XZ_OPT=-9 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
   fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
   fashion_mlp_f16 mlp_f16 fashion_mlp_zero sums text_classifier \
-  text_classifier_f64
+  text_classifier_f64 resnet resnet_f64
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"

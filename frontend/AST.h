@@ -292,10 +292,12 @@ struct AssertStmt : Stmt {
   ExprPtr cond;
   ExprPtr message; // optional string expression
 };
-/// `param name: f32[...] = init(...)`.
+/// `param name: f32[...] = init(...)`, or with `buffer` in place of `param`
+/// a module buffer (non-trainable state, spec §6).
 struct ParamStmt : Stmt {
   static constexpr Kind kKind = Kind::Param;
   ParamStmt(SourceLoc loc) : Stmt(kKind, loc) {}
+  bool buffer = false;
   std::string name;
   SourceLoc nameLoc;
   TypeExpr type;

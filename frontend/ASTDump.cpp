@@ -169,7 +169,9 @@ void Dumper::stmt(const Stmt &s) {
   case Stmt::Kind::Param: {
     const auto *param = s.as<ParamStmt>();
     Nest n =
-        line("Param " + param->name + " : " + formatType(param->type), s.loc);
+        line(std::string(param->buffer ? "Buffer " : "Param ") + param->name +
+                 " : " + formatType(param->type),
+             s.loc);
     expr(*param->init);
     return;
   }

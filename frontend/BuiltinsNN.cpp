@@ -125,6 +125,26 @@ bool checkWorkingBuffer(BuiltinCall &call, const std::string &what,
   return false;
 }
 
+/// Appends argument `i`, a convolution's optional bias `[cout]` of x's
+/// dtype, to `operands`; `weightText` says where cout comes from. False
+/// after reporting.
+bool appendConvBias(BuiltinCall &call, size_t i, int64_t cout, DType dtype,
+                    const std::string &weightText, std::vector<int> &operands) {
+  if (!call.has(i))
+    return true;
+  std::optional<TensorType> b = operand(call, i, 1, "[cout]", dtype);
+  if (!b)
+    return false;
+  if (b->shape[0] != cout) {
+    call.error(i, call.quoted() + " expects 'b' of shape [" +
+                      std::to_string(cout) + "] for w " + weightText +
+                      ", got " + b->str());
+    return false;
+  }
+  operands.push_back(call.value(i).tensor);
+  return true;
+}
+
 enum ConvParam { kX, kW, kB, kStride, kPadding, kDilation, kGroups };
 
 /// `conv2d(x, w, b?, stride, padding, dilation, groups)`: NCHW input, OIHW
@@ -158,16 +178,8 @@ std::optional<CValue> conv2d(BuiltinCall &call) {
                 " with groups = " + std::to_string(*groups) + ", got " +
                 w->str());
   std::vector<int> operands{call.value(kX).tensor, call.value(kW).tensor};
-  if (call.has(kB)) {
-    std::optional<TensorType> b = operand(call, kB, 1, "[cout]", x->dtype);
-    if (!b)
-      return std::nullopt;
-    if (b->shape[0] != cout)
-      return call.error(kB, "'conv2d' expects 'b' of shape [" +
-                                std::to_string(cout) + "] for w " + w->str() +
-                                ", got " + b->str());
-    operands.push_back(call.value(kB).tensor);
-  }
+  if (!appendConvBias(call, kB, cout, x->dtype, w->str(), operands))
+    return std::nullopt;
   std::vector<WideSize> shape{x->shape[0], cout};
   for (int d = 0; d < 2; ++d) {
     std::optional<WideSize> count = shape_rules::getWideWindowCount(
@@ -192,6 +204,78 @@ std::optional<CValue> conv2d(BuiltinCall &call) {
                  {"dilation", Attr(*dilation)},
                  {"groups", Attr(*groups)}};
   return emitChecked(call, "conv2d", operands, x->dtype, shape,
+                     std::move(attrs));
+}
+
+enum ConvTransposeParam {
+  kTX, kTW, kTB, kTStride, kTPadding, kTOutputPadding, kTGroups, kTDilation
+};
+
+/// `conv_transpose2d(x, w, b?, stride, padding, output_padding, groups,
+/// dilation)` as torch's: NCHW input, weight `[cin, cout/groups, kh, kw]`,
+/// bias `[cout]`; `Ho = (H - 1) * stride - 2 * padding + dilation * (kh -
+/// 1) + output_padding + 1`, output_padding below the stride.
+std::optional<CValue> convTranspose2d(BuiltinCall &call) {
+  std::optional<TensorType> x = operand(call, kTX, 4, "[n, c, h, w]");
+  if (!x)
+    return std::nullopt;
+  std::optional<TensorType> w =
+      operand(call, kTW, 4, "[cin, cout / groups, kh, kw]", x->dtype);
+  std::optional<int64_t> groups = w ? call.intArg(kTGroups, 1) : std::nullopt;
+  std::optional<std::vector<int64_t>> stride, padding, outputPadding, dilation;
+  if (groups) {
+    stride = call.intPair(kTStride, {1, 1}, 1);
+    padding = stride ? call.intPair(kTPadding, {0, 0}, 0) : std::nullopt;
+    outputPadding =
+        padding ? call.intPair(kTOutputPadding, {0, 0}, 0) : std::nullopt;
+    dilation = outputPadding ? call.intPair(kTDilation, {1, 1}, 1)
+                             : std::nullopt;
+  }
+  if (!dilation)
+    return std::nullopt;
+  const int64_t cin = x->shape[1];
+  if (*groups < 1 || cin % *groups != 0)
+    return call.error(kTGroups, "'conv_transpose2d' needs 'groups' to divide "
+                                "the " + std::to_string(cin) +
+                                    " input channels, got " +
+                                    std::to_string(*groups));
+  if (w->shape[0] != cin)
+    return call.error(kTW, "'conv_transpose2d' expects 'w' of shape [" +
+                               std::to_string(cin) +
+                               ", cout / groups, kh, kw] for x " + x->str() +
+                               ", got " + w->str());
+  const int64_t cout = w->shape[1] * *groups;
+  std::vector<int> operands{call.value(kTX).tensor, call.value(kTW).tensor};
+  if (!appendConvBias(call, kTB, cout, x->dtype,
+                      w->str() + " with groups = " + std::to_string(*groups),
+                      operands))
+    return std::nullopt;
+  std::vector<WideSize> shape{x->shape[0], cout};
+  for (int d = 0; d < 2; ++d) {
+    int64_t s = (*stride)[d], p = (*padding)[d], op = (*outputPadding)[d],
+            dl = (*dilation)[d];
+    // torch also takes an output padding below the dilation; the rows it
+    // adds past the stride's are zero (plus the bias). Not supported.
+    if (op >= s)
+      return call.error(kTOutputPadding,
+                        "'conv_transpose2d' needs 'output_padding' below the "
+                        "stride, got " +
+                            pairText(*outputPadding) + " with stride " +
+                            pairText(*stride));
+    WideSize size = WideSize(x->shape[2 + d] - 1) * s - WideSize(2) * p +
+                    WideSize(dl) * (w->shape[2 + d] - 1) + op + 1;
+    if (size < 1)
+      return call.error(kTPadding,
+                        "'conv_transpose2d' output is empty: padding " +
+                            pairText(*padding) + " removes all of it for x " +
+                            x->str() + " and w " + w->str());
+    shape.push_back(size);
+  }
+  AttrDict attrs{{"stride", Attr(*stride)},
+                 {"padding", Attr(*padding)},
+                 {"dilation", Attr(*dilation)},
+                 {"groups", Attr(*groups)}};
+  return emitChecked(call, "conv_transpose2d", operands, x->dtype, shape,
                      std::move(attrs));
 }
 
@@ -293,6 +377,59 @@ std::optional<CValue> rmsNorm(BuiltinCall &call) {
                              call.describeArg(2));
   AttrDict attrs{{"eps", Attr(*eps)}};
   return CValue::ofTensor(call.builder.emit1("rms_norm", std::move(operands),
+                                             *x, std::move(attrs), call.loc));
+}
+
+/// `batch_norm(x, running_mean, running_var, weight, bias,
+/// num_batches_tracked = ?, momentum = 0.1, eps = 1e-5)` as
+/// torch.nn.functional.batch_norm on `[n, c, ...]`, whose `training` is the
+/// function's: batch statistics and an update of the running ones (which
+/// must be buffers, `--mdl-decompose` checks) in the train step, the
+/// running statistics in eval and infer.
+std::optional<CValue> batchNorm(BuiltinCall &call) {
+  std::optional<TensorType> x = operand(call, 0, -1, "");
+  if (!x)
+    return std::nullopt;
+  if (x->shape.size() < 2)
+    return call.error(0, "'batch_norm' needs 'x' of shape [n, c, ...], got " +
+                             x->str());
+  const int64_t channels = x->shape[1];
+  std::vector<int> operands{call.value(0).tensor};
+  // The op's operand order: weight, bias, running_mean, running_var.
+  for (size_t i : {3, 4, 1, 2}) {
+    std::optional<TensorType> t = operand(call, i, 1, "[C]", x->dtype);
+    if (!t)
+      return std::nullopt;
+    if (t->shape[0] != channels)
+      return call.error(i, "'batch_norm' expects '" +
+                               std::string(call.param(i)) + "' of shape [" +
+                               std::to_string(channels) +
+                               "] (the channels of x " + x->str() + "), got " +
+                               t->str());
+    operands.push_back(call.value(i).tensor);
+  }
+  if (call.has(5)) {
+    std::optional<int> tracked = call.tensor(5);
+    if (!tracked)
+      return std::nullopt;
+    const TensorType &t = call.typeOf(*tracked);
+    if (!t.shape.empty() || (t.dtype != DType::I64 && t.dtype != DType::I32))
+      return call.error(5, "'batch_norm' expects 'num_batches_tracked' of "
+                           "type i64[], got " + t.str());
+    operands.push_back(*tracked);
+  }
+  std::optional<double> momentum = call.floatArg(6, 0.1);
+  std::optional<double> eps = call.floatArg(7, 1e-5);
+  if (!momentum || !eps)
+    return std::nullopt;
+  if (!(*momentum >= 0 && *momentum <= 1))
+    return call.error(6, "'batch_norm' needs 'momentum' in [0, 1], got " +
+                             call.describeArg(6));
+  if (!(*eps > 0) || std::isinf(*eps))
+    return call.error(7, "'batch_norm' needs a finite positive 'eps', got " +
+                             call.describeArg(7));
+  AttrDict attrs{{"momentum", Attr(*momentum)}, {"eps", Attr(*eps)}};
+  return CValue::ofTensor(call.builder.emit1("batch_norm", std::move(operands),
                                              *x, std::move(attrs), call.loc));
 }
 
@@ -459,6 +596,16 @@ const std::vector<BuiltinDef> &nnBuiltins() {
         {"dilation", "1"},
         {"groups", "1"}},
        conv2d},
+      {"conv_transpose2d",
+       {{"x", nullptr},
+        {"w", nullptr},
+        {"b", "?"},
+        {"stride", "1"},
+        {"padding", "0"},
+        {"output_padding", "0"},
+        {"groups", "1"},
+        {"dilation", "1"}},
+       convTranspose2d},
       {"max_pool2d",
        {{"x", nullptr}, {"k", nullptr}, {"stride", "k"}, {"padding", "0"}},
        pool2d},
@@ -471,6 +618,16 @@ const std::vector<BuiltinDef> &nnBuiltins() {
       {"rms_norm",
        {{"x", nullptr}, {"w", "?"}, {"eps", "eps of x's dtype"}},
        rmsNorm},
+      {"batch_norm",
+       {{"x", nullptr},
+        {"running_mean", nullptr},
+        {"running_var", nullptr},
+        {"weight", nullptr},
+        {"bias", nullptr},
+        {"num_batches_tracked", "?"},
+        {"momentum", "0.1"},
+        {"eps", "1e-5"}},
+       batchNorm},
       {"embedding", {{"ids", nullptr}, {"table", nullptr}}, embedding},
       {"dropout", {{"x", nullptr}, {"p", nullptr}}, dropout},
       {"attention",

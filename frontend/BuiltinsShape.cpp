@@ -254,12 +254,76 @@ std::optional<CValue> arange(BuiltinCall &call) {
   return CValue::ofTensor(call.builder.emit1(
       "arange", {}, TensorType{DType::I32, {*n}}, {}, call.loc));
 }
-/// `interpolate(x, scale_factor, mode = "nearest")` on NCHW: torch's
-/// nearest upsampling by a whole factor, each pixel repeated `s` times along
-/// both spatial axes (out[i] = in[floor(i / s)]): a reshape to [n, c, h, 1,
-/// w, 1], a broadcast to [n, c, h, s, w, s] and a reshape back, so the
-/// gradient sums each s x s block. Other modes and fractional factors are
-/// refused.
+namespace {
+/// Bilinear upsampling (align_corners = false) by the whole factor `s` along
+/// `axis` of x: output o = i * s + r reads source i + f_r, f_r = (r + 0.5) /
+/// s - 0.5 (torch's area_pixel_compute_source_index, a negative source
+/// clamped to 0), so it is (1 + f) x[i] - f x[i - 1] for f < 0 and (1 - f)
+/// x[i] + f x[i + 1] otherwise, the neighbours clamped at the edges (x[-1]
+/// = x[0], x[L] = x[L - 1]). The s phases are concatenated along a new axis
+/// after `axis` and merged into it, so only slices, concats, products, sums
+/// and reshapes appear (and differentiate).
+int upsampleLinear(BuiltinCall &call, int x, int64_t axis, int64_t s) {
+  GraphBuilder &builder = call.builder;
+  const TensorType type = call.typeOf(x);
+  const int64_t length = type.shape[axis];
+  auto slice = [&](int value, int64_t from, int64_t to) {
+    TensorType sliced = type;
+    sliced.shape[axis] = to - from;
+    std::vector<int64_t> starts(type.shape.size(), 0), limits = type.shape,
+                         strides(type.shape.size(), 1);
+    starts[axis] = from;
+    limits[axis] = to;
+    AttrDict attrs{{"starts", Attr(starts)},
+                   {"limits", Attr(limits)},
+                   {"strides", Attr(strides)}};
+    return builder.emit1("slice", {value}, sliced, std::move(attrs), call.loc);
+  };
+  auto concat = [&](std::vector<int> parts, const TensorType &result,
+                    int64_t along) {
+    AttrDict attrs{{"axis", Attr(along)}};
+    return builder.emit1("concat", std::move(parts), result, std::move(attrs),
+                         call.loc);
+  };
+  auto scaled = [&](int value, double factor) {
+    int c = scalarConstant(builder, CValue::ofFloat(factor), type.dtype,
+                           call.loc);
+    return builder.emit1("mul", {value, c}, call.typeOf(value), {}, call.loc);
+  };
+  int previous = x, next = x;
+  if (length > 1) {
+    previous = concat({slice(x, 0, 1), slice(x, 0, length - 1)}, type, axis);
+    next = concat({slice(x, 1, length), slice(x, length - 1, length)}, type,
+                  axis);
+  }
+  TensorType phaseType = type;
+  phaseType.shape.insert(phaseType.shape.begin() + axis + 1, 1);
+  std::vector<int> phases;
+  for (int64_t r = 0; r < s; ++r) {
+    double f = (double(r) + 0.5) / double(s) - 0.5;
+    int neighbour = f < 0 ? previous : next;
+    int phase = builder.emit1("add",
+                              {scaled(x, 1.0 - std::fabs(f)),
+                               scaled(neighbour, std::fabs(f))},
+                              type, {}, call.loc);
+    phases.push_back(reshapeTo(call, phase, phaseType.shape).tensor);
+  }
+  TensorType stacked = phaseType;
+  stacked.shape[axis + 1] = s;
+  int all = concat(phases, stacked, axis + 1);
+  std::vector<int64_t> merged = type.shape;
+  merged[axis] = length * s;
+  return reshapeTo(call, all, merged).tensor;
+}
+} // namespace
+
+/// `interpolate(x, scale_factor, mode = "nearest")` on NCHW by a whole
+/// factor s, as torch's. "nearest": each pixel repeated `s` times along both
+/// spatial axes (out[i] = in[floor(i / s)]): a reshape to [n, c, h, 1, w,
+/// 1], a broadcast to [n, c, h, s, w, s] and a reshape back, so the gradient
+/// sums each s x s block. "bilinear" (align_corners = false):
+/// upsampleLinear along h, then along w. Other modes and fractional factors
+/// are refused.
 std::optional<CValue> interpolate(BuiltinCall &call) {
   std::optional<int> x = call.tensor(0);
   std::optional<int64_t> scale = x ? call.intArg(1, 1) : std::nullopt;
@@ -275,10 +339,15 @@ std::optional<CValue> interpolate(BuiltinCall &call) {
     return call.error(1, "'interpolate' needs a whole 'scale_factor' from 1 "
                          "to 4096, got " +
                              call.describeArg(1));
-  if (*mode != "nearest")
-    return call.error(2, "'interpolate' supports mode \"nearest\" (a whole "
-                         "scale factor); got \"" +
+  if (*mode != "nearest" && *mode != "bilinear")
+    return call.error(2, "'interpolate' supports modes \"nearest\" and "
+                         "\"bilinear\" (align_corners = false, a whole scale "
+                         "factor); got \"" +
                              *mode + "\"");
+  if (*mode == "bilinear" && !isFloat(type.dtype))
+    return call.error(0, "'interpolate' needs a float x for \"bilinear\", "
+                         "got " +
+                             type.str());
   const int64_t n = type.shape[0], c = type.shape[1], h = type.shape[2],
                 w = type.shape[3], s = *scale;
   int64_t count;
@@ -286,6 +355,9 @@ std::optional<CValue> interpolate(BuiltinCall &call) {
     return call.error(1, "'interpolate' output has too many elements");
   if (s == 1)
     return CValue::ofTensor(*x);
+  if (*mode == "bilinear")
+    return CValue::ofTensor(
+        upsampleLinear(call, upsampleLinear(call, *x, 2, s), 3, s));
   CValue column = reshapeTo(call, *x, {n, c, h, 1, w, 1});
   int spread = call.builder.emit1("broadcast_to", {column.tensor},
                                   TensorType{type.dtype, {n, c, h, s, w, s}},

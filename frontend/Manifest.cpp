@@ -114,6 +114,8 @@ Json parameterToJson(const Parameter &param) {
   Json object = typedValue(param.name, param.type);
   object["count"] = param.type.numElements();
   object["init"] = Json{{"kind", param.init.kind}, {"args", param.init.args}};
+  if (param.buffer)
+    object["buffer"] = true;
   return object;
 }
 
@@ -184,7 +186,8 @@ std::string parameterTable(const Program &program) {
   };
   std::vector<Row> rows = {{"parameter", "dtype", "shape", "count"}};
   for (const Parameter &param : program.params)
-    rows.push_back({param.name, dtypeName(param.type.dtype),
+    rows.push_back({param.name + (param.buffer ? " (buffer)" : ""),
+                    dtypeName(param.type.dtype),
                     shapeText(param.type),
                     withThousands(param.type.numElements())});
   rows.push_back({"total", "", "",

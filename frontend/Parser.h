@@ -78,7 +78,9 @@ private:
   ast::StmtPtr parseFor(Context context);
   ast::StmtPtr parseIf(Context context);
   ast::StmtPtr parseAssert();
-  ast::StmtPtr parseParam();
+  ast::StmtPtr parseParam(); // `param` or `buffer`
+  /// At `buffer NAME:` (a contextual keyword).
+  bool atBuffer() const;
   ast::StmtPtr parseInput();
   ast::StmtPtr parseOutput();
   ast::StmtPtr parseGroup();

@@ -79,6 +79,8 @@ StmtPtr Parser::parseStatement(Context context) {
   default:
     if (atAssignment()) {
       stmt = parseAssign();
+    } else if (atBuffer()) {
+      stmt = parseParam();
     } else if (at(TokenKind::Identifier) && peek(1).is(TokenKind::LBrace)) {
       stmt = parseGroup();
       braced = true;
@@ -175,12 +177,17 @@ bool Parser::checkAllowed(Context context, const Stmt &stmt) {
     return true;
   std::string hint;
   if (kind == K::Param)
-    hint = " (parameters are created inside blocks)";
+    hint = stmt.as<ParamStmt>()->buffer
+               ? " (buffers are created inside blocks)"
+               : " (parameters are created inside blocks)";
   else if (kind == K::Input || kind == K::Output)
     hint = " (inputs and outputs belong to infer entries)";
   else if (kind == K::Return)
     hint = " (only blocks return values)";
-  errorAt(stmt.loc, std::string(describeStmt(kind)) + " is not allowed in " +
+  std::string what = kind == K::Param && stmt.as<ParamStmt>()->buffer
+                         ? "'buffer'"
+                         : describeStmt(kind);
+  errorAt(stmt.loc, what + " is not allowed in " +
                         where + hint);
   return false;
 }
@@ -297,16 +304,27 @@ StmtPtr Parser::parseAssert() {
   return stmt;
 }
 
+bool Parser::atBuffer() const {
+  // `buffer` is a keyword only where a buffer statement starts, so that
+  // programs keep it as a name elsewhere.
+  return at(TokenKind::Identifier) && tok().text == "buffer" &&
+         peek(1).is(TokenKind::Identifier) && peek(2).is(TokenKind::Colon);
+}
+
 StmtPtr Parser::parseParam() {
-  auto param = std::make_unique<ParamStmt>(take().loc);
-  if (!expectName(param->name, param->nameLoc, "after 'param'") ||
+  auto param = std::make_unique<ParamStmt>(tok().loc);
+  param->buffer = !at(TokenKind::KwParam);
+  std::string keyword = param->buffer ? "buffer" : "param";
+  std::string noun = param->buffer ? "buffer" : "parameter";
+  take();
+  if (!expectName(param->name, param->nameLoc, "after '" + keyword + "'") ||
       !expect(TokenKind::Colon,
-              "after 'param " + param->name +
-                  "' (a parameter is 'param name: type = init(...)')") ||
+              "after '" + keyword + " " + param->name + "' (a " + noun +
+                  " is '" + keyword + " name: type = init(...)')") ||
       !parseType(param->type) ||
       !expect(TokenKind::Equal,
-              "after the type of parameter '" + param->name +
-                  "' (a parameter needs an initialiser, e.g. = zeros())"))
+              "after the type of " + noun + " '" + param->name + "' (a " +
+                  noun + " needs an initialiser, e.g. = zeros())"))
     return nullptr;
   param->init = parseExpr();
   return param->init ? std::move(param) : nullptr;

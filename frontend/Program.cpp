@@ -63,7 +63,8 @@ std::string TensorType::str() const {
 int64_t Program::totalParameterCount() const {
   int64_t total = 0;
   for (const Parameter &p : params)
-    total += p.type.numElements();
+    if (!p.buffer) // as PyTorch counts model.parameters()
+      total += p.type.numElements();
   return total;
 }
 

@@ -92,6 +92,7 @@ struct ParamSlot {
   bool tied = false;  // from `&path`: refers to a parameter created elsewhere
   int value = -1;     // value id in the function
   Initializer init;   // when !tied
+  bool buffer = false; // a module buffer (`buffer`), when !tied
   SourceLoc loc;      // the `param` statement, or the `&path` expression
 };
 
@@ -113,10 +114,13 @@ struct Function {
   }
 };
 
+/// A trainable parameter, or a module buffer (`buffer`: non-trainable
+/// state saved with the parameters, as PyTorch's register_buffer).
 struct Parameter {
   std::string name;  // full name: "transformer.h.0.attn.c_attn.weight"
   TensorType type;
   Initializer init;
+  bool buffer = false;
   SourceLoc loc;     // the `param` statement
   SourceLoc callSite;  // the outermost call site in the entry that created it
 };

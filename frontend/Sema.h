@@ -62,6 +62,7 @@ struct EntryParam {
   Initializer init;
   SourceLoc loc;
   SlotOrigin origin;
+  bool buffer = false; // a module buffer, read with "load"
 };
 
 /// State of the train or infer entry being elaborated.
@@ -259,12 +260,12 @@ public:
                                    SourceLoc callSite);
   int addCreatedSlot(FunctionState &st, const std::string &path,
                      const TensorType &type, const Initializer &init,
-                     SourceLoc loc, const SlotOrigin &origin);
+                     bool buffer, SourceLoc loc, const SlotOrigin &origin);
   int addTiedSlot(FunctionState &st, const std::string &path,
                   const TensorType &type, SourceLoc loc,
                   const SlotOrigin &origin);
   int entryParam(const std::string &name, const TensorType &type,
-                 const Initializer &init, SourceLoc loc,
+                 const Initializer &init, bool buffer, SourceLoc loc,
                  const SlotOrigin &origin);
   int entryTiedParam(const std::string &name, const TensorType &type,
                      SourceLoc loc, const SlotOrigin &origin);

@@ -44,7 +44,10 @@ void Sema::rejectEntryStmt(const ast::Stmt &s, const std::string &label,
   if (s.kind == ast::Stmt::Kind::For || s.kind == ast::Stmt::Kind::If ||
       s.kind == ast::Stmt::Kind::Param)
     hint = "; put it in a block and call the block";
-  diag.error(s.loc, std::string(stmtWords(s.kind)) + " not allowed in " +
+  const auto *param = s.as<ast::ParamStmt>();
+  std::string words = param && param->buffer ? "'buffer' statements are"
+                                             : stmtWords(s.kind);
+  diag.error(s.loc, words + " not allowed in " +
                         label + ", which holds " + allowed + hint);
 }
 

@@ -34,7 +34,11 @@ int Sema::paramRef(const std::string &name, const TensorType &type,
     return it->second;
   AttrDict attrs;
   attrs["name"] = Attr(name);
-  int value = cur().builder.emit1("param_ref", {}, type, attrs, loc);
+  // A buffer is read with a load, which is never on a gradient path.
+  auto created = entry.created.find(name);
+  bool buffer = created != entry.created.end() && created->second.buffer;
+  int value = cur().builder.emit1(buffer ? "load" : "param_ref", {}, type,
+                                  attrs, loc);
   entry.paramRefs[name] = value;
   entry.usedParams.push_back(name);
   return value;
@@ -118,6 +122,7 @@ void Sema::mergeProgramParam(const std::string &name, const EntryParam &p) {
     param.name = name;
     param.type = p.type;
     param.init = p.init;
+    param.buffer = p.buffer;
     param.loc = p.loc;
     param.callSite = p.origin.empty() ? p.loc : p.origin.front().site;
     paramIndex[name] = program.params.size();
@@ -127,7 +132,7 @@ void Sema::mergeProgramParam(const std::string &name, const EntryParam &p) {
   }
   const Parameter &known = program.params[it->second];
   if (known.type == p.type && known.init.kind == p.init.kind &&
-      known.init.args == p.init.args)
+      known.init.args == p.init.args && known.buffer == p.buffer)
     return;
   {
     ChainScope chain(diag, p.origin);
@@ -142,7 +147,7 @@ void Sema::mergeProgramParam(const std::string &name, const EntryParam &p) {
 }
 
 int Sema::entryParam(const std::string &name, const TensorType &type,
-                     const Initializer &init, SourceLoc loc,
+                     const Initializer &init, bool buffer, SourceLoc loc,
                      const SlotOrigin &origin) {
   EntryState &entry = *cur().entry;
   SourceLoc site = origin.empty() ? loc : origin.front().site;
@@ -152,7 +157,7 @@ int Sema::entryParam(const std::string &name, const TensorType &type,
     return paramRef(name, it->second.type, site);
   }
   reportScopeClash(name, loc, origin);
-  EntryParam p{type, init, loc, origin};
+  EntryParam p{type, init, loc, origin, buffer};
   entry.created[name] = p;
   mergeProgramParam(name, p);
   return paramRef(name, type, site);

@@ -102,17 +102,36 @@ std::optional<Initializer> Sema::evalInitializer(const ast::Expr *init,
 
 void Sema::execParam(const ast::ParamStmt &s) {
   SourceLoc nameLoc = s.nameLoc.isValid() ? s.nameLoc : s.loc;
-  std::string what = "parameter '" + s.name + "'";
+  std::string what =
+      std::string(s.buffer ? "buffer '" : "parameter '") + s.name + "'";
   std::optional<TensorType> type = evalTensorType(s.type, what);
+  // A buffer may count (num_batches_tracked is i64), from zeros, ones or
+  // full: an integer never comes from a random initialiser.
+  bool integerBuffer = s.buffer && type &&
+                       (type->dtype == DType::I64 || type->dtype == DType::I32);
+  if (integerBuffer) {
+    const auto *call = s.init ? s.init->as<ast::CallExpr>() : nullptr;
+    const auto *callee =
+        call && call->callee ? call->callee->as<ast::NameExpr>() : nullptr;
+    if (callee && callee->name != "zeros" && callee->name != "ones" &&
+        callee->name != "full") {
+      diag.error(s.init->loc, what + " holds integers, so its initialiser is "
+                                     "zeros(), ones() or full(value), not " +
+                                     callee->name + "(...)");
+      type.reset();
+    }
+  }
   // The runtime initialises, updates and saves parameters in f32 or f64;
   // 16-bit compute is the entry's `precision`, which keeps f32 masters.
-  if (type && type->dtype != DType::F32 && type->dtype != DType::F64) {
-    std::string hint = isFloat(type->dtype)
-                           ? "; parameters keep f32 master copies: "
-                             "`precision = " +
-                                 std::string(dtypeName(type->dtype)) +
-                                 "` in a train entry computes in 16 bits"
-                           : "";
+  if (type && !integerBuffer && type->dtype != DType::F32 &&
+      type->dtype != DType::F64) {
+    std::string hint;
+    if (s.buffer)
+      hint = " (or i64 or i32 from a constant initialiser)";
+    else if (isFloat(type->dtype))
+      hint = "; parameters keep f32 master copies: `precision = " +
+             std::string(dtypeName(type->dtype)) +
+             "` in a train entry computes in 16 bits";
     diag.error(s.type.loc,
                what + " must be f32 or f64, got " + type->str() + hint);
     type.reset();
@@ -122,7 +141,7 @@ void Sema::execParam(const ast::ParamStmt &s) {
     init = evalInitializer(s.init.get(), *type);
   if (!define(s.name, CValue(), nameLoc, BindingKind::Param) || !init)
     return;
-  int value = addCreatedSlot(cur(), s.name, *type, *init, s.loc, {});
+  int value = addCreatedSlot(cur(), s.name, *type, *init, s.buffer, s.loc, {});
   lookupMutable(s.name)->value = CValue::ofTensor(value);
 }
 
@@ -217,7 +236,7 @@ std::vector<int> Sema::passCalleeSlots(int calleeIndex,
       values[j] = slot.tied
                       ? addTiedSlot(cur(), path, slot.type, slot.loc, origin)
                       : addCreatedSlot(cur(), path, slot.type, slot.init,
-                                       slot.loc, origin);
+                                       slot.buffer, slot.loc, origin);
     }
   }
   duplicatesOfCall = -1;
@@ -226,9 +245,9 @@ std::vector<int> Sema::passCalleeSlots(int calleeIndex,
 
 int Sema::addCreatedSlot(FunctionState &st, const std::string &path,
                          const TensorType &type, const Initializer &init,
-                         SourceLoc loc, const SlotOrigin &origin) {
+                         bool buffer, SourceLoc loc, const SlotOrigin &origin) {
   if (st.entry)
-    return entryParam(path, type, init, loc, origin);
+    return entryParam(path, type, init, buffer, loc, origin);
   auto existing = st.createdSlots.find(path);
   if (existing != st.createdSlots.end())
     reportDuplicateParam(joinPath(st.fullPrefix, path),
@@ -239,6 +258,7 @@ int Sema::addCreatedSlot(FunctionState &st, const std::string &path,
   slot.type = type;
   slot.value = st.fn.addValue(type);
   slot.init = init;
+  slot.buffer = buffer;
   slot.loc = loc;
   if (existing == st.createdSlots.end())
     st.createdSlots[path] = static_cast<int>(st.fn.params.size());

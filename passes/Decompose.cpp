@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
@@ -25,7 +26,8 @@ using namespace modelc;
 
 bool modelc::isComposite(Operation *op) {
   return isa<mdl::AttentionOp, mdl::RmsNormOp, mdl::NllLossOp,
-             mdl::BceWithLogitsOp>(op);
+             mdl::BceWithLogitsOp, mdl::BatchNormOp, mdl::ConvTranspose2dOp>(
+      op);
 }
 
 namespace {
@@ -221,6 +223,23 @@ Value decomposeBceWithLogits(OpBuilder &builder, mdl::BceWithLogitsOp loss) {
              : b.cast(mean, resultElement);
 }
 
+/// `torch.nn.functional.conv_transpose2d`: the gradient of a conv2d with
+/// respect to its input (mdl.conv2d_grad_input, whose result type carries
+/// the output padding), plus the bias over the channel axis.
+Value decomposeConvTranspose2d(OpBuilder &builder,
+                               mdl::ConvTranspose2dOp conv) {
+  mdl::VJPBuilder b(builder, conv.getLoc());
+  Value result = builder.create<mdl::Conv2dGradInputOp>(
+      conv.getLoc(), conv.getType(), conv.getInput(), conv.getWeight(),
+      conv.getStrideAttr(), conv.getPaddingAttr(), conv.getDilationAttr(),
+      conv.getGroupsAttr());
+  if (Value bias = conv.getBias()) {
+    int64_t channels = conv.getType().getDimSize(1);
+    result = b.add(result, b.reshape(bias, {1, channels, 1, 1}));
+  }
+  return result;
+}
+
 /// The expansion of a composite op (isComposite).
 Value decomposeComposite(OpBuilder &builder, Operation *op) {
   return llvm::TypeSwitch<Operation *, Value>(op)
@@ -228,6 +247,9 @@ Value decomposeComposite(OpBuilder &builder, Operation *op) {
         return decomposeAttention(builder, attention);
       })
       .Case([&](mdl::RmsNormOp norm) { return decomposeRmsNorm(builder, norm); })
+      .Case([&](mdl::ConvTranspose2dOp conv) {
+        return decomposeConvTranspose2d(builder, conv);
+      })
       .Case([&](mdl::NllLossOp loss) { return decomposeNllLoss(builder, loss); })
       .Case([&](mdl::BceWithLogitsOp loss) {
         return decomposeBceWithLogits(builder, loss);
@@ -237,6 +259,126 @@ Value decomposeComposite(OpBuilder &builder, Operation *op) {
       });
 }
 
+/// The buffer that `statistic` (an operand of mdl.batch_norm) reads, or an
+/// error: batch norm stores its update there.
+FailureOr<FlatSymbolRefAttr> runningBuffer(mdl::BatchNormOp norm,
+                                           Value statistic, StringRef what) {
+  auto load = statistic.getDefiningOp<mdl::LoadOp>();
+  auto param = load ? SymbolTable::lookupNearestSymbolFrom<mdl::ParamOp>(
+                          norm, load.getNameAttr())
+                    : mdl::ParamOp();
+  if (!param || !param.getBuffer())
+    return norm.emitOpError()
+           << what << " must be read from a buffer (`buffer` in a block), "
+           << "where training stores its update";
+  return load.getNameAttr();
+}
+
+/// `value` as a 0-d tensor of `elementType`: an f64 constant cast to it, so
+/// that it is exact under --widen-f64 (which makes the cast an identity)
+/// and rounded once otherwise.
+Value castConstant(OpBuilder &builder, Location loc, double value,
+                   Type elementType) {
+  Value c = builder.create<mdl::ConstantOp>(
+      loc, RankedTensorType::get({}, builder.getF64Type()), value);
+  if (elementType.isF64())
+    return c;
+  return mdl::VJPBuilder(builder, loc).cast(c, elementType);
+}
+
+/// Training's update of the running statistics of `norm` from the batch
+/// `mean` and the sum of squared deviations `squares` of n values per
+/// channel: `momentum * batch + (1 - momentum) * running`, with the
+/// unbiased variance (squares / (n - 1)), and num_batches_tracked + 1.
+/// `updated` holds the buffers the function already stores to: a second
+/// update of one buffer in one step is refused (PyTorch would apply both,
+/// one after the other).
+LogicalResult storeRunningStatistics(OpBuilder &builder, mdl::BatchNormOp norm,
+                                     Value mean, Value squares, int64_t n,
+                                     llvm::StringSet<> &updated) {
+  Location loc = norm.getLoc();
+  mdl::VJPBuilder b(builder, loc);
+  Type elementType = getElementTypeOrSelf(mean.getType());
+  auto constant = [&](double value) {
+    return castConstant(builder, loc, value, elementType);
+  };
+  double momentum = norm.getMomentum().convertToDouble();
+  auto blend = [&](Value running, Value batch) {
+    Value fresh = b.mul(constant(momentum), batch);
+    Value kept = b.mul(constant(1.0 - momentum), running);
+    return b.add(fresh, kept);
+  };
+  SmallVector<std::pair<Value, Value>> stores = {
+      {norm.getRunningMean(), blend(norm.getRunningMean(), mean)},
+      {norm.getRunningVar(),
+       blend(norm.getRunningVar(), b.div(squares, constant(double(n - 1))))}};
+  if (Value tracked = norm.getNumBatchesTracked())
+    stores.push_back({tracked, b.add(tracked, b.scalar(1.0, tracked))});
+  StringRef names[] = {"running_mean", "running_var", "num_batches_tracked"};
+  for (auto [i, store] : llvm::enumerate(stores)) {
+    FailureOr<FlatSymbolRefAttr> buffer =
+        runningBuffer(norm, store.first, names[i]);
+    if (failed(buffer))
+      return failure();
+    if (!updated.insert(buffer->getValue()).second)
+      return norm.emitOpError()
+             << "updates the buffer " << *buffer
+             << " a second time in one step; give each batch norm its own "
+                "buffers (`as` another scope)";
+    builder.create<mdl::StoreOp>(loc, store.second, *buffer);
+  }
+  return success();
+}
+
+/// `torch.nn.functional.batch_norm` as ATen's CPU kernel computes it. In
+/// training (a fwd_bwd function): the batch mean and biased variance over
+/// every axis but the channel axis normalise the input, `invstd = rsqrt(var
+/// + eps)`, and the running statistics are updated
+/// (storeRunningStatistics). Elsewhere the running statistics normalise and
+/// nothing is stored.
+FailureOr<Value> decomposeBatchNorm(mdl::BatchNormOp norm, bool training,
+                                    llvm::StringSet<> &updated) {
+  OpBuilder builder(norm);
+  mdl::VJPBuilder b(builder, norm.getLoc());
+  Value x = norm.getInput();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  int64_t channels = type.getDimSize(1);
+  SmallVector<int64_t> axes, perChannel(rank, 1);
+  perChannel[1] = channels;
+  for (int64_t axis = 0; axis < rank; ++axis)
+    if (axis != 1)
+      axes.push_back(axis);
+  auto broadcastable = [&](Value v) { return b.reshape(v, perChannel); };
+  Value eps = castConstant(builder, norm.getLoc(),
+                           norm.getEps().convertToDouble(),
+                           type.getElementType());
+  Value centered, invstd;
+  if (!training) {
+    centered = b.sub(x, broadcastable(norm.getRunningMean()));
+    invstd = b.rsqrt(b.add(norm.getRunningVar(), eps));
+  } else {
+    int64_t n = type.getNumElements() / channels;
+    if (n <= 1)
+      return norm.emitOpError()
+             << "needs more than one value per channel in training (as "
+                "PyTorch), got an input of shape "
+             << type;
+    Value mean = b.mean(x, axes);
+    centered = b.sub(x, broadcastable(mean));
+    Value squares = b.sum(b.mul(centered, centered), axes);
+    Value var = b.div(squares, castConstant(builder, norm.getLoc(), double(n),
+                                            type.getElementType()));
+    invstd = b.rsqrt(b.add(var, eps));
+    if (failed(storeRunningStatistics(builder, norm, mean, squares, n,
+                                      updated)))
+      return failure();
+  }
+  Value normalized = b.mul(centered, broadcastable(invstd));
+  Value scaled = b.mul(normalized, broadcastable(norm.getWeight()));
+  return b.add(scaled, broadcastable(norm.getBias()));
+}
+
 struct MdlDecomposePass : modelc::impl::MdlDecomposeBase<MdlDecomposePass> {
   void runOnOperation() override;
 
@@ -244,11 +386,31 @@ private:
   /// Rewrites the dropouts of `func`; active (masks) in training only.
   LogicalResult decomposeDropouts(func::FuncOp func);
 
+  /// Expands the batch norms of `func`: batch statistics and running
+  /// updates in training only.
+  LogicalResult decomposeBatchNorms(func::FuncOp func);
+
   /// The next dropout mask id; ids are unique in the module.
   int64_t nextDropoutId = 0;
 };
 
 } // namespace
+
+LogicalResult MdlDecomposePass::decomposeBatchNorms(func::FuncOp func) {
+  auto kind = func->getAttrOfType<StringAttr>(kFunctionAttrName);
+  bool training = kind && kind.getValue() == "fwd_bwd";
+  llvm::StringSet<> updated;
+  SmallVector<mdl::BatchNormOp> norms;
+  func.walk([&](mdl::BatchNormOp norm) { norms.push_back(norm); });
+  for (mdl::BatchNormOp norm : norms) {
+    FailureOr<Value> result = decomposeBatchNorm(norm, training, updated);
+    if (failed(result))
+      return failure();
+    norm.replaceAllUsesWith(*result);
+    norm.erase();
+  }
+  return success();
+}
 
 LogicalResult MdlDecomposePass::decomposeDropouts(func::FuncOp func) {
   SmallVector<mdl::DropoutOp> dropouts;
@@ -311,7 +473,7 @@ void MdlDecomposePass::runOnOperation() {
   for (auto func : module.getOps<func::FuncOp>()) {
     SmallVector<Operation *> composites;
     func.walk([&](Operation *op) {
-      if (isComposite(op))
+      if (isComposite(op) && !isa<mdl::BatchNormOp>(op))
         composites.push_back(op);
     });
     for (Operation *op : composites) {
@@ -319,7 +481,7 @@ void MdlDecomposePass::runOnOperation() {
       op->replaceAllUsesWith(ValueRange{decomposeComposite(builder, op)});
       op->erase();
     }
-    if (failed(decomposeDropouts(func)))
+    if (failed(decomposeBatchNorms(func)) || failed(decomposeDropouts(func)))
       return signalPassFailure();
   }
 }

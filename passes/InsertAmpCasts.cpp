@@ -39,7 +39,9 @@ enum class AmpClass {
 };
 
 AmpClass classify(Operation *op) {
-  if (isa<MatmulOp, Conv2dOp>(op))
+  // conv2d_grad_input before autodiff is conv_transpose2d's expansion, on
+  // torch.autocast's lower-precision list as conv_transpose2d.
+  if (isa<MatmulOp, Conv2dOp, Conv2dGradInputOp>(op))
     return AmpClass::Lower;
   // Attention's softmax is part of one 16-bit op (SDPA): it runs in its
   // scores' type (computed in f32, rounded once), so that the probabilities

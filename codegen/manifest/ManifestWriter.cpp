@@ -84,7 +84,9 @@ public:
 
   LogicalResult addBuffers() {
     for (auto param : module.getOps<mdl::ParamOp>())
-      if (failed(addBuffer(param, param.getType(), fb::Role::Param,
+      if (failed(addBuffer(param, param.getType(),
+                           param.getBuffer() ? fb::Role::ModuleBuffer
+                                             : fb::Role::Param,
                            fb::Phase::Shared, "", param.getSymName())))
         return failure();
     for (auto buffer : module.getOps<mdl::BufferOp>()) {

@@ -136,6 +136,40 @@ LogicalResult Conv2dOp::verify() {
                           input.getElementType());
 }
 
+LogicalResult ConvTranspose2dOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> weight = getWeight().getType().getShape();
+  ArrayRef<int64_t> result = getType().getShape();
+  if (input.size() != 4 || weight.size() != 4 || result.size() != 4)
+    return emitOpError("input, weight and result must be 4-D");
+  int64_t groups = getGroups();
+  if (groups < 1 || weight[0] % groups != 0 || weight[0] != input[1])
+    return emitOpError("weight must be [C, O / groups, kH, kW] with C = ")
+           << input[1] << " (the input channels) divisible by groups = "
+           << groups << ", got " << formatShape(weight);
+  if (result[0] != input[0] || result[1] != weight[1] * groups)
+    return emitOpError("result must be [")
+           << input[0] << ", " << weight[1] * groups << ", Ho, Wo], got "
+           << formatShape(result);
+  // The result is the input of a conv2d whose output has the input's shape;
+  // what that conv2d never reads is the output padding (below the stride).
+  std::optional<SmallVector<int64_t>> back = inferConv2dShape(
+      result, weight, getStride(), getPadding(), getDilation(), groups,
+      [&] { return emitOpError(); });
+  if (!back)
+    return failure();
+  if (ArrayRef<int64_t>(*back) != input)
+    return emitOpError("result ")
+           << formatShape(result) << " is not a transposed convolution of "
+           << formatShape(input) << " by " << formatShape(weight);
+  if (Value bias = getBias())
+    if (cast<RankedTensorType>(bias.getType()).getShape() !=
+        ArrayRef<int64_t>{result[1]})
+      return emitOpError("bias must have shape [")
+             << result[1] << "] (the output channels)";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//

@@ -79,6 +79,16 @@ LogicalResult ParamOp::verify() {
   }
   if (llvm::any_of(args, [](double arg) { return !std::isfinite(arg); }))
     return emitOpError("initialiser arguments must be finite");
+  Type element = getType().getElementType();
+  if (!isa<FloatType>(element)) {
+    if (!getBuffer())
+      return emitOpError("a parameter must hold floats, got ") << getType();
+    if (init != InitKind::zeros && init != InitKind::ones &&
+        init != InitKind::full)
+      return emitOpError("an integer buffer is initialised with zeros, ones "
+                         "or full, not ")
+             << initName;
+  }
   switch (init) {
   case InitKind::normal:
   case InitKind::truncated_normal:
@@ -118,6 +128,10 @@ LogicalResult ParamRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getNameAttr());
   if (!param)
     return emitOpError() << getNameAttr() << " does not name an mdl.param";
+  if (param.getBuffer())
+    return emitOpError() << getNameAttr()
+                         << " is a buffer, read with mdl.load (a buffer is "
+                            "never on a gradient path)";
   if (param.getType() != getType())
     return emitOpError("type ")
            << getType() << " does not match the type " << param.getType()

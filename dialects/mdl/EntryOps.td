@@ -11,7 +11,7 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Mdl_ParamOp : Mdl_Op<"param", [Symbol]> {
-  let summary = "a trainable parameter";
+  let summary = "a trainable parameter, or a buffer (non-trainable state)";
   let description = [{
     Declares a trainable tensor named by its full dotted path, which is also
     its key in safetensors files. `init` says how it is initialised and
@@ -21,16 +21,26 @@ def Mdl_ParamOp : Mdl_Op<"param", [Symbol]> {
     `truncated_normal` (std), two for `normal` (mean, std) and `uniform`
     (lo, hi).
 
+    With `buffer`, it is a module buffer (PyTorch's `register_buffer`, as
+    batch norm's `running_mean`): saved, loaded and checkpointed with the
+    parameters under its full name, but never differentiated nor updated by
+    the optimizer. It is read with `mdl.load` (so it is never on a gradient
+    path) and written with `mdl.store` (by the expansion of the op that
+    updates it, in fwd_bwd functions). A buffer may also hold integers
+    (`num_batches_tracked` is i64); a parameter is a float tensor.
+
     ```mlir
     mdl.param @"fc1.weight" : tensor<256x784xf32> = kaiming_uniform(784.0)
+    mdl.param buffer @"bn1.running_var" : tensor<16xf32> = ones()
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
-                       TypeAttrOf<Mdl_FloatTensor>:$type,
+                       TypeAttrOf<Mdl_Tensor>:$type,
                        Mdl_InitKind:$init,
-                       DenseF64ArrayAttr:$init_args);
+                       DenseF64ArrayAttr:$init_args,
+                       UnitAttr:$buffer);
   let assemblyFormat = [{
-    $sym_name `:` $type `=` $init `` custom<InitArgs>($init_args) attr-dict
+    (`buffer` $buffer^)? $sym_name `:` $type `=` $init `` custom<InitArgs>($init_args) attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

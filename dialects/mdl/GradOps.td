@@ -4,9 +4,12 @@
 #define MODELC_DIALECTS_MDL_GRADOPS_TD
 
 include "MdlDialect.td"
+include "MdlInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Mdl_Conv2dGradInputOp : Mdl_Op<"conv2d_grad_input", [Pure]> {
+// Also the expansion of mdl.conv_transpose2d, so it is differentiable.
+def Mdl_Conv2dGradInputOp : Mdl_Op<"conv2d_grad_input", [
+    Pure, DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "gradient of conv2d with respect to its input";
   let description = [{
     Given the result adjoint `grad` `[N, O, Ho, Wo]` and the `weight`

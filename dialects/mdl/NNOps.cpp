@@ -96,6 +96,30 @@ LogicalResult RmsNormOp::verify() {
   return success();
 }
 
+LogicalResult BatchNormOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  if (input.size() < 2)
+    return emitOpError("input must be [n, c, ...], of rank at least 2");
+  ArrayRef<int64_t> weight = getWeight().getType().getShape();
+  if (weight != input.slice(1, 1))
+    return emitOpError() << "weight, bias and the running statistics must be "
+                         << formatShape(input.slice(1, 1))
+                         << " (the channel axis of the input), got "
+                         << formatShape(weight);
+  if (getWeight().getType().getElementType() !=
+      getInput().getType().getElementType())
+    return emitOpError("weight and input must have one element type");
+  if (Value tracked = getNumBatchesTracked())
+    if (cast<RankedTensorType>(tracked.getType()).getRank() != 0)
+      return emitOpError("num_batches_tracked must be a scalar");
+  double momentum = getMomentum().convertToDouble();
+  if (!(momentum >= 0 && momentum <= 1))
+    return emitOpError("momentum must be in [0, 1], got ") << momentum;
+  if (!(getEps().convertToDouble() > 0))
+    return emitOpError("eps must be > 0");
+  return success();
+}
+
 std::optional<SmallVector<int64_t>>
 mlir::mdl::inferEmbeddingShape(ArrayRef<int64_t> ids, ArrayRef<int64_t> table,
                                EmitErrorFn emitError) {

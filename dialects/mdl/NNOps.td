@@ -67,6 +67,37 @@ def Mdl_Conv2dOp : Mdl_Op<"conv2d", [
   ];
 }
 
+// A composite op: --mdl-decompose expands it (docs/passes/decompose.md).
+def Mdl_ConvTranspose2dOp : Mdl_Op<"conv_transpose2d", [
+    Pure, SameOperandsAndResultElementType]> {
+  let summary = "2-D transposed convolution, NCHW input and IOHW weight";
+  let description = [{
+    As `torch.nn.functional.conv_transpose2d`: `input` is `[N, C, H, W]`,
+    `weight` `[C, O / groups, kH, kW]`, the optional `bias` `[O]`; the
+    result is `[N, O, Ho, Wo]` with `Ho = (H - 1) * stride[0] - 2 *
+    padding[0] + dilation[0] * (kH - 1) + output_padding[0] + 1`, where the
+    output padding (`0 <= output_padding < stride`; torch also allows it
+    below the dilation) is carried by the result type: the result is the
+    input of a `mdl.conv2d` whose output has the input's shape, and this op
+    is that convolution's gradient with respect to its input.
+
+    ```mlir
+    %y = mdl.conv_transpose2d %x, %w, %b stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<8x16x7x7xf32>, tensor<16x8x4x4xf32>, tensor<8xf32> -> tensor<8x8x14x14xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$weight,
+                       Optional<Mdl_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, Mdl_I64Attr:$groups);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `stride` `=` $stride `padding` `=`
+    $padding `dilation` `=` $dilation `groups` `=` $groups attr-dict `:`
+    type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 // 2-D pooling over NCHW windows, as torch.nn.functional's (floor mode).
 class Mdl_Pool2dOp<string mnemonic, Type tensorType, string opSummary>
     : Mdl_Op<mnemonic, [
@@ -158,6 +189,41 @@ def Mdl_RmsNormOp : Mdl_Op<"rms_norm", [
   let assemblyFormat = [{
     $input (`,` $weight^)? `eps` `=` $eps attr-dict `:` type($input)
     (`,` type($weight)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+// A composite op: --mdl-decompose expands it (docs/passes/decompose.md).
+// Not Pure: in a fwd_bwd function it updates the running statistics.
+def Mdl_BatchNormOp : Mdl_Op<"batch_norm", [
+    AllTypesMatch<["input", "result"]>,
+    AllTypesMatch<["weight", "bias", "running_mean", "running_var"]>]> {
+  let summary = "batch normalisation over the channel axis (axis 1)";
+  let description = [{
+    `torch.nn.functional.batch_norm` on `[n, c, ...]`. In a fwd_bwd
+    function (training) the input is normalised with the mean and the
+    biased variance of the batch over every axis but 1, and the running
+    statistics, which must be `mdl.load`s of buffers (`mdl.param buffer`),
+    are updated by `(1 - momentum) * running + momentum * batch` with the
+    unbiased variance, and `num_batches_tracked` (optional) by 1. Elsewhere
+    (eval, infer) it normalises with the running statistics and changes
+    nothing. `weight`, `bias` and the statistics are `[c]`.
+
+    ```mlir
+    %y = mdl.batch_norm %x, %w, %b running %rm, %rv tracked %n momentum = 1.000000e-01 eps = 1.000000e-05 : tensor<8x16x28x28xf32>, tensor<16xf32>, tensor<i64> -> tensor<8x16x28x28xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$weight,
+                       Mdl_FloatTensor:$bias, Mdl_FloatTensor:$running_mean,
+                       Mdl_FloatTensor:$running_var,
+                       Optional<Mdl_IntTensor>:$num_batches_tracked,
+                       F64Attr:$momentum, F64Attr:$eps);
+  let results = (outs Mdl_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `running` $running_mean `,` $running_var
+    (`tracked` $num_batches_tracked^)? `momentum` `=` $momentum `eps` `=` $eps
+    attr-dict `:` type($input) `,` type($weight)
+    (`,` type($num_batches_tracked)^)? `->` type($result)
   }];
   let hasVerifier = 1;
 }

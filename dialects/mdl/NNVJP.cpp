@@ -94,6 +94,23 @@ SmallVector<Value> Conv2dOp::buildVJP(OpBuilder &builder,
   return adjoints;
 }
 
+// conv2d_grad_input, conv_transpose2d's expansion, is linear in both
+// operands: grad: the forward convolution of the result adjoint with the
+// weight; weight: conv2d_grad_weight with the result adjoint in the place
+// of the input and grad in the place of the output adjoint (PyTorch's
+// convolution_backward for transposed convolutions).
+SmallVector<Value> Conv2dGradInputOp::buildVJP(OpBuilder &builder,
+                                               ArrayRef<Value> resultAdjoints) {
+  Value g = resultAdjoints[0];
+  Location loc = getLoc();
+  return {builder.create<Conv2dOp>(loc, getGrad().getType(), g, getWeight(),
+                                   Value(), getStride(), getPadding(),
+                                   getDilation(), getGroups()),
+          builder.create<Conv2dGradWeightOp>(
+              loc, getWeight().getType(), g, getGrad(), getStrideAttr(),
+              getPaddingAttr(), getDilationAttr(), getGroupsAttr())};
+}
+
 // max_pool2d (max_pool2d_with_indices_backward): each gradient goes to the
 // first maximum of its window, as PyTorch's indices choose.
 SmallVector<Value> MaxPool2dOp::buildVJP(OpBuilder &builder,

@@ -32,6 +32,8 @@ mlir::LogicalResult emitParameter(Emitter &emitter, mlir::OpBuilder &builder,
   attrs.append("type", mlir::TypeAttr::get(emitter.tensorType(param.type)));
   attrs.append("init", mlir::mdl::InitKindAttr::get(context, *kind));
   attrs.append("init_args", builder.getDenseF64ArrayAttr(param.init.args));
+  if (param.buffer)
+    attrs.append("buffer", builder.getUnitAttr());
   builder.create<mlir::mdl::ParamOp>(loc, mlir::TypeRange(), mlir::ValueRange(),
                                      attrs.getAttrs());
   return mlir::success();

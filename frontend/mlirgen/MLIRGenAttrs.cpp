@@ -94,7 +94,8 @@ mlir::LogicalResult Emitter::opAttributes(const Op &op, mlir::Location loc,
         return mlir::emitError(loc)
                << "internal error: unknown comparison '" << *text << "'";
       attrs.append(key, mlir::mdl::CmpPredicateAttr::get(&context, *predicate));
-    } else if (op.name == "param_ref" && key == "name" && text) {
+    } else if ((op.name == "param_ref" || op.name == "load") &&
+               key == "name" && text) {
       attrs.append(key, mlir::FlatSymbolRefAttr::get(&context, *text));
     } else {
       attrs.append(key, settingAttr(value));

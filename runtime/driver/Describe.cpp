@@ -262,6 +262,8 @@ RoleName roleName(Role role) {
     return {"hypers", "hypers"};
   case Role::Window:
     return {"ZeRO-1 windows", "zero_windows"};
+  case Role::ModuleBuffer:
+    return {"module buffers", "module_buffers"};
   }
   return {"other", "other"};
 }
@@ -336,10 +338,10 @@ void describeText(const Manifest &m, std::ostream &out) {
                      "name", nameWidth, "dtype", "shape", shapeWidth, "count");
   for (const ParamInfo &p : m.params)
     out << fmt::format(
-        "  {:<{}}  {:<5}  {:<{}}  {:>13}  {}\n", p.name, nameWidth,
+        "  {:<{}}  {:<5}  {:<{}}  {:>13}  {}{}\n", p.name, nameWidth,
         dtypeName(p.dtype), formatShape(p.shape), shapeWidth,
         formatCount(int64_t(checkedElementCount(p.shape).value_or(0))),
-        initText(p));
+        initText(p), p.trainable ? "" : "  (buffer)");
   out << fmt::format("  {:<{}}  {:>13}\n", "total", nameWidth + shapeWidth + 9,
                      formatCount(m.parameterCount()));
   out << fmt::format("\nmemory plan (CPU)\n  arena       {} ({} bytes)\n"
@@ -472,7 +474,8 @@ void describeJson(const Manifest &m, std::ostream &out) {
                       {"shape", p.shape},
                       {"count", checkedElementCount(p.shape).value_or(0)},
                       {"init", initName(p.init)},
-                      {"init_args", p.initArgs}});
+                      {"init_args", p.initArgs},
+                      {"buffer", !p.trainable}});
   j["parameters"] = params;
   j["total_parameters"] = m.parameterCount();
   j["memory"] = {{"device", "cpu"},

@@ -103,6 +103,8 @@ double norm(const std::vector<double> &v) {
 Status checkParameterTypes(const Manifest &m, ProgramIO &io) {
   std::vector<std::string> narrow;
   for (const ParamInfo &p : m.params) {
+    if (!p.trainable)
+      continue;
     if (p.dtype == DType::F32)
       narrow.push_back(p.name);
     else if (p.dtype != DType::F64)
@@ -122,18 +124,23 @@ Status checkParameterTypes(const Manifest &m, ProgramIO &io) {
 // gradients are those of one fwd_bwd call from zero.
 Result<size_t> compareGradients(const Manifest &m, const CommandLine &cl,
                                 GradientProbe &probe, ProgramIO &io) {
+  // Module buffers (running statistics) have no gradient.
+  std::vector<const ParamInfo *> trainable;
+  for (const ParamInfo &p : m.params)
+    if (p.trainable)
+      trainable.push_back(&p);
   std::vector<std::vector<uint64_t>> at;
   std::vector<std::vector<double>> analytic;
-  for (const ParamInfo &p : m.params) {
-    at.push_back(checkedElements(checkedElementCount(p.shape).value_or(0),
+  for (const ParamInfo *p : trainable) {
+    at.push_back(checkedElements(checkedElementCount(p->shape).value_or(0),
                                  cl.maxElements));
-    analytic.push_back(probe.analytic(p, at.back()));
+    analytic.push_back(probe.analytic(*p, at.back()));
   }
   probe.zeroGradients();
 
   size_t failed = 0;
-  for (size_t i = 0; i < m.params.size(); ++i) {
-    const ParamInfo &p = m.params[i];
+  for (size_t i = 0; i < trainable.size(); ++i) {
+    const ParamInfo &p = *trainable[i];
     Result<std::vector<double>> numeric = probe.numeric(p, at[i], cl.stepSize);
     if (!numeric)
       return numeric.status();
@@ -239,7 +246,9 @@ Status runGradcheck(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   return Status::error(
       fmt::format("gradcheck: the compiled gradients of {} of {} parameters "
                   "disagree with finite differences",
-                  *failed, m.params.size()),
+                  *failed,
+                  std::count_if(m.params.begin(), m.params.end(),
+                                [](const ParamInfo &p) { return p.trainable; })),
       kExitInternal);
 }
 

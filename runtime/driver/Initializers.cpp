@@ -121,6 +121,13 @@ Status initializeParameter(const ParamInfo &param, uint64_t seed, void *dst) {
     return initialize<float>(param, count, seed, dst);
   if (param.dtype == DType::F64)
     return initialize<double>(param, count, seed, dst);
+  // An integer module buffer (num_batches_tracked) starts at a constant.
+  bool constant = param.init == InitKind::Zeros ||
+                  param.init == InitKind::Ones || param.init == InitKind::Full;
+  if (!param.trainable && constant && param.dtype == DType::I64)
+    return initialize<int64_t>(param, count, seed, dst);
+  if (!param.trainable && constant && param.dtype == DType::I32)
+    return initialize<int32_t>(param, count, seed, dst);
   return badInit(param, std::string("parameters are f32 or f64, not ") +
                             dtypeName(param.dtype));
 }

@@ -141,7 +141,9 @@ Status copyParams(const fb::Program &p, Manifest &m) {
     if (info.buffer >= m.buffers.size())
       return corrupt("parameter " + info.name + " has no buffer");
     const BufferInfo &b = m.buffers[info.buffer];
-    if (b.role != Role::Param || b.dtype != info.dtype || b.shape != info.shape)
+    info.trainable = b.role == Role::Param;
+    if ((b.role != Role::Param && b.role != Role::ModuleBuffer) ||
+        b.dtype != info.dtype || b.shape != info.shape)
       return corrupt("parameter " + info.name + " and its buffer " + b.name +
                      " disagree");
     if (q->grad_buffer() >= 0) {
@@ -480,7 +482,8 @@ bool Manifest::hasTarget(const std::string &target) const {
 int64_t Manifest::parameterCount() const {
   int64_t total = 0;
   for (const ParamInfo &p : params)
-    total += int64_t(checkedElementCount(p.shape).value_or(0));
+    if (p.trainable) // as PyTorch counts model.parameters()
+      total += int64_t(checkedElementCount(p.shape).value_or(0));
   return total;
 }
 

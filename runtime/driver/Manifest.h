@@ -45,6 +45,9 @@ struct ParamInfo {
   std::vector<double> initArgs;
   size_t buffer;                    // index into Manifest::buffers
   std::optional<size_t> gradBuffer; // its Grad buffer, when it has one
+  /// False for a module buffer (running statistics): saved and loaded with
+  /// the parameters, never given a gradient or updated by the optimizer.
+  bool trainable = true;
 };
 
 struct DataSetInfo {

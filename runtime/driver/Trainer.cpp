@@ -210,6 +210,10 @@ private:
   /// Step s's update (and ZeRO's exchange), and the loss scale's; waits
   /// for it when the step is `logged` or the scale depends on it.
   Status update(int64_t s, bool logged);
+  /// With several ranks, rank 0's module buffers (running statistics) to
+  /// every rank after each step, as DDP's broadcast_buffers: each rank
+  /// updates them from its own slice of the batch.
+  Status broadcastModuleBuffers();
   /// The log record of step s.
   void logStep(int64_t s, const std::vector<double> &sums, double lossScale);
   /// This rank's micro-batch `a` of the global batch at `global` (spec §7:
@@ -377,6 +381,7 @@ Status TrainLoop::runStep(int64_t s) {
     return diverged(s, sums[0]);
   bool logged = s % p_.settings.logEvery == 0 || s == p_.totalSteps;
   MODELC_RETURN_IF_ERROR(update(s, logged));
+  MODELC_RETURN_IF_ERROR(broadcastModuleBuffers());
   trainSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   samplesSinceLog_ += p_.globalBatch;
   if (logged)
@@ -398,6 +403,16 @@ Status TrainLoop::runStep(int64_t s) {
               ? ""
               : "; the last checkpoint is " + lastCheckpointDir_);
   }
+  return Status();
+}
+
+Status TrainLoop::broadcastModuleBuffers() {
+  if (!place_.comm || place_.ranks == 1)
+    return Status();
+  for (const NamedBuffer &t : p_.tensors.params)
+    if (t.buffer->role == Role::ModuleBuffer)
+      MODELC_RETURN_IF_ERROR(
+          place_.comm->broadcast(arena_.at(*t.buffer), t.buffer->bytes, 0));
   return Status();
 }
 

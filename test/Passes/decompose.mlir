@@ -1,5 +1,6 @@
 // --mdl-decompose expands the composite ops (attention, rms_norm, nll_loss,
-// bce_with_logits) and dropout in the program functions.
+// bce_with_logits, batch_norm, conv_transpose2d) and dropout in the program
+// functions.
 // RUN: modelc-opt %s --split-input-file --mdl-decompose --verify-diagnostics | FileCheck %s
 
 // Non-causal attention: softmax(q @ k^T * scale, -1) @ v, as
@@ -323,4 +324,164 @@ func.func @t.eval() attributes {mdl.entry = "t", mdl.function = "eval"} {
   %o = mdl.attention %q, %q, %q scale = 0.5 dropout = 0.25 : tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32> -> tensor<2x1x3x4xf32>
   mdl.store %o, @"t:out:loss" : tensor<2x1x3x4xf32>
   return
+}
+
+// -----
+
+// batch_norm in training (fwd_bwd): the batch mean and biased variance over
+// every axis but 1 normalise; the running statistics (buffers) become
+// momentum * batch + (1 - momentum) * running, with the unbiased variance
+// (the sum of squares over n - 1 = 2 * 3 - 1), and num_batches_tracked + 1.
+
+// CHECK-LABEL: func.func @t.fwd_bwd()
+// CHECK: %[[X:.*]] = mdl.load @x
+// CHECK: %[[RM:.*]] = mdl.load @bn.running_mean
+// CHECK: %[[RV:.*]] = mdl.load @bn.running_var
+// CHECK: %[[N:.*]] = mdl.load @bn.num_batches_tracked
+// Constants are f64 cast to x's type (exact under --widen-f64).
+// CHECK-NEXT: %[[EPS64:.*]] = mdl.constant dense<1.000000e-05> : tensor<f64>
+// CHECK-NEXT: %[[EPS:.*]] = mdl.cast %[[EPS64]] : tensor<f64> -> tensor<f32>
+// CHECK-NEXT: %[[MEAN:.*]] = mdl.mean %[[X]] axes = [0, 2] : tensor<2x4x3xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[MEAN3:.*]] = mdl.reshape %[[MEAN]] : tensor<4xf32> -> tensor<1x4x1xf32>
+// CHECK-NEXT: %[[C:.*]] = mdl.sub %[[X]], %[[MEAN3]]
+// CHECK-NEXT: %[[SQ:.*]] = mdl.mul %[[C]], %[[C]]
+// CHECK-NEXT: %[[SS:.*]] = mdl.sum %[[SQ]] axes = [0, 2] : tensor<2x4x3xf32> -> tensor<4xf32>
+// CHECK-NEXT: mdl.constant dense<6.000000e+00> : tensor<f64>
+// CHECK-NEXT: %[[SIX:.*]] = mdl.cast
+// CHECK-NEXT: %[[VAR:.*]] = mdl.div %[[SS]], %[[SIX]]
+// CHECK-NEXT: %[[VE:.*]] = mdl.add %[[VAR]], %[[EPS]]
+// CHECK-NEXT: %[[INV:.*]] = mdl.rsqrt %[[VE]]
+// CHECK-NEXT: mdl.constant dense<1.000000e-01> : tensor<f64>
+// CHECK-NEXT: %[[M:.*]] = mdl.cast
+// CHECK-NEXT: %[[FRESH:.*]] = mdl.mul %[[M]], %[[MEAN]]
+// CHECK-NEXT: mdl.constant dense<9.000000e-01> : tensor<f64>
+// CHECK-NEXT: %[[KEEP:.*]] = mdl.cast
+// CHECK-NEXT: %[[KEPT:.*]] = mdl.mul %[[KEEP]], %[[RM]]
+// CHECK-NEXT: %[[NEWRM:.*]] = mdl.add %[[FRESH]], %[[KEPT]]
+// CHECK-NEXT: mdl.constant dense<5.000000e+00> : tensor<f64>
+// CHECK-NEXT: %[[FIVE:.*]] = mdl.cast
+// CHECK-NEXT: %[[UNB:.*]] = mdl.div %[[SS]], %[[FIVE]]
+// CHECK: %[[FRESHV:.*]] = mdl.mul %{{.*}}, %[[UNB]]
+// CHECK: %[[KEPTV:.*]] = mdl.mul %{{.*}}, %[[RV]]
+// CHECK-NEXT: %[[NEWRV:.*]] = mdl.add %[[FRESHV]], %[[KEPTV]]
+// CHECK-NEXT: %[[ONE:.*]] = mdl.constant dense<1> : tensor<i64>
+// CHECK-NEXT: %[[N1:.*]] = mdl.add %[[N]], %[[ONE]]
+// CHECK-NEXT: mdl.store %[[NEWRM]], @bn.running_mean : tensor<4xf32>
+// CHECK-NEXT: mdl.store %[[NEWRV]], @bn.running_var : tensor<4xf32>
+// CHECK-NEXT: mdl.store %[[N1]], @bn.num_batches_tracked : tensor<i64>
+// CHECK-NEXT: %[[INV3:.*]] = mdl.reshape %[[INV]]
+// CHECK-NEXT: %[[NORM:.*]] = mdl.mul %[[C]], %[[INV3]]
+// CHECK-NEXT: %[[W3:.*]] = mdl.reshape %{{.*}} : tensor<4xf32> -> tensor<1x4x1xf32>
+// CHECK-NEXT: %[[SC:.*]] = mdl.mul %[[NORM]], %[[W3]]
+// CHECK-NEXT: %[[B3:.*]] = mdl.reshape %{{.*}} : tensor<4xf32> -> tensor<1x4x1xf32>
+// CHECK-NEXT: %[[Y:.*]] = mdl.add %[[SC]], %[[B3]]
+// CHECK-NEXT: mdl.store %[[Y]], @y
+// CHECK-NOT: mdl.batch_norm
+
+// In eval, the running statistics normalise and nothing is stored.
+// CHECK-LABEL: func.func @t.eval()
+// CHECK: %[[X:.*]] = mdl.load @x
+// CHECK: %[[RM:.*]] = mdl.load @bn.running_mean
+// CHECK: %[[RV:.*]] = mdl.load @bn.running_var
+// CHECK: %[[RM3:.*]] = mdl.reshape %[[RM]] : tensor<4xf32> -> tensor<1x4x1xf32>
+// CHECK-NEXT: %[[C:.*]] = mdl.sub %[[X]], %[[RM3]]
+// CHECK-NEXT: %[[VE:.*]] = mdl.add %[[RV]], %{{.*}}
+// CHECK-NEXT: mdl.rsqrt %[[VE]]
+// CHECK-NOT: mdl.store %{{.*}}, @bn.
+// CHECK: return
+mdl.param @"bn.weight" : tensor<4xf32> = ones()
+mdl.param @"bn.bias" : tensor<4xf32> = zeros()
+mdl.param buffer @"bn.running_mean" : tensor<4xf32> = zeros()
+mdl.param buffer @"bn.running_var" : tensor<4xf32> = ones()
+mdl.param buffer @"bn.num_batches_tracked" : tensor<i64> = zeros()
+mdl.buffer @x : tensor<2x4x3xf32> {entry = "t", key = "x", phase = "train", role = "input"}
+mdl.buffer @y : tensor<2x4x3xf32> {entry = "t", key = "y", phase = "train", role = "output"}
+func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
+  %x = mdl.load @x : tensor<2x4x3xf32>
+  %w = mdl.param_ref @"bn.weight" : tensor<4xf32>
+  %b = mdl.param_ref @"bn.bias" : tensor<4xf32>
+  %rm = mdl.load @"bn.running_mean" : tensor<4xf32>
+  %rv = mdl.load @"bn.running_var" : tensor<4xf32>
+  %n = mdl.load @"bn.num_batches_tracked" : tensor<i64>
+  %y = mdl.batch_norm %x, %w, %b running %rm, %rv tracked %n momentum = 0.1 eps = 1.0e-5 : tensor<2x4x3xf32>, tensor<4xf32>, tensor<i64> -> tensor<2x4x3xf32>
+  mdl.store %y, @y : tensor<2x4x3xf32>
+  return
+}
+func.func @t.eval() attributes {mdl.entry = "t", mdl.function = "eval"} {
+  %x = mdl.load @x : tensor<2x4x3xf32>
+  %w = mdl.param_ref @"bn.weight" : tensor<4xf32>
+  %b = mdl.param_ref @"bn.bias" : tensor<4xf32>
+  %rm = mdl.load @"bn.running_mean" : tensor<4xf32>
+  %rv = mdl.load @"bn.running_var" : tensor<4xf32>
+  %y = mdl.batch_norm %x, %w, %b running %rm, %rv momentum = 0.1 eps = 1.0e-5 : tensor<2x4x3xf32>, tensor<4xf32> -> tensor<2x4x3xf32>
+  mdl.store %y, @y : tensor<2x4x3xf32>
+  return
+}
+
+// -----
+
+// Training stores the running statistics into buffers: a parameter (or any
+// other value) there is refused.
+mdl.param @w : tensor<4xf32> = ones()
+mdl.param @rm : tensor<4xf32> = zeros()
+mdl.buffer @x : tensor<2x4xf32> {entry = "t", key = "x", phase = "train", role = "input"}
+func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
+  %x = mdl.load @x : tensor<2x4xf32>
+  %w = mdl.param_ref @w : tensor<4xf32>
+  %rm = mdl.param_ref @rm : tensor<4xf32>
+  // expected-error @+1 {{running_mean must be read from a buffer}}
+  %y = mdl.batch_norm %x, %w, %w running %rm, %w momentum = 0.1 eps = 1.0e-5 : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  mdl.store %y, @x : tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// One value per channel cannot be normalised in training (as PyTorch).
+mdl.param @w : tensor<4xf32> = ones()
+mdl.param buffer @rm : tensor<4xf32> = zeros()
+mdl.buffer @x : tensor<1x4xf32> {entry = "t", key = "x", phase = "train", role = "input"}
+func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
+  %x = mdl.load @x : tensor<1x4xf32>
+  %w = mdl.param_ref @w : tensor<4xf32>
+  %rm = mdl.load @rm : tensor<4xf32>
+  // expected-error @+1 {{needs more than one value per channel in training}}
+  %y = mdl.batch_norm %x, %w, %w running %rm, %rm momentum = 0.1 eps = 1.0e-5 : tensor<1x4xf32>, tensor<4xf32> -> tensor<1x4xf32>
+  mdl.store %y, @x : tensor<1x4xf32>
+  return
+}
+
+// -----
+
+// Two batch norms on one set of buffers in one step are refused.
+mdl.param @w : tensor<4xf32> = ones()
+mdl.param buffer @rm : tensor<4xf32> = zeros()
+mdl.param buffer @rv : tensor<4xf32> = ones()
+mdl.buffer @x : tensor<2x4xf32> {entry = "t", key = "x", phase = "train", role = "input"}
+func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
+  %x = mdl.load @x : tensor<2x4xf32>
+  %w = mdl.param_ref @w : tensor<4xf32>
+  %rm = mdl.load @rm : tensor<4xf32>
+  %rv = mdl.load @rv : tensor<4xf32>
+  %y = mdl.batch_norm %x, %w, %w running %rm, %rv momentum = 0.1 eps = 1.0e-5 : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  // expected-error @+1 {{updates the buffer @rm a second time in one step}}
+  %z = mdl.batch_norm %y, %w, %w running %rm, %rv momentum = 0.1 eps = 1.0e-5 : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  mdl.store %z, @x : tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// conv_transpose2d is conv2d_grad_input (its result type carries the output
+// padding) plus the bias over the channel axis.
+
+// CHECK-LABEL: func.func @conv_transpose2d(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x4x5x5xf32>, %[[W:[^:]*]]: tensor<4x3x3x3xf32>, %[[B:[^:]*]]: tensor<6xf32>
+// CHECK-NEXT: %[[Y:.*]] = mdl.conv2d_grad_input %[[X]], %[[W]] stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 2 : tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32> -> tensor<2x6x10x10xf32>
+// CHECK-NEXT: %[[B4:.*]] = mdl.reshape %[[B]] : tensor<6xf32> -> tensor<1x6x1x1xf32>
+// CHECK-NEXT: %[[R:.*]] = mdl.add %[[Y]], %[[B4]]
+// CHECK-NEXT: return %[[R]]
+func.func @conv_transpose2d(%x: tensor<2x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<6xf32>) -> tensor<2x6x10x10xf32> {
+  %y = mdl.conv_transpose2d %x, %w, %b stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 2 : tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<6xf32> -> tensor<2x6x10x10xf32>
+  return %y : tensor<2x6x10x10xf32>
 }

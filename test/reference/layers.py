@@ -272,3 +272,49 @@ def layer_norm(x, weight, bias, eps=1e-5):
         return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
 
     return y, backward
+
+
+def batch_norm(x, weight, bias, running_mean, running_var, training, momentum=0.1, eps=1e-5):
+    """torch.nn.functional.batch_norm over axis 1 (channels) of [N, C, ...], as nn.BatchNorm2d.
+
+    Training: y = (x − mean)/sqrt(var + eps)·weight + bias with the batch mean
+    and the BIASED batch variance over every axis but 1 (n = x.size/C values
+    per channel; n = 1 is an error, as in torch); the running statistics move
+    by running ← (1 − momentum)·running + momentum·batch, the variance's batch
+    value being the UNBIASED one, var·n/(n − 1). Eval: the running statistics
+    normalise and nothing changes. Returns (y, backward, new_running_mean,
+    new_running_var); backward(dy) gives (dx, dweight, dbias). The caller
+    keeps num_batches_tracked (+1 per training forward).
+    """
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    dt = x.dtype.type
+    if training:
+        n = x.size // x.shape[1]
+        if n <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got {x.shape}")
+        mean = x.mean(axis=axes)
+        centred = x - mean.reshape(shape)
+        squares = (centred * centred).sum(axis=axes)
+        var = squares / dt(n)
+        new_mean = dt(1 - momentum) * running_mean + dt(momentum) * mean
+        new_var = dt(1 - momentum) * running_var + dt(momentum) * (squares / dt(n - 1))
+    else:
+        mean, var = running_mean, running_var
+        centred = x - mean.reshape(shape)
+        new_mean, new_var = running_mean, running_var
+    rstd = (1 / np.sqrt(var + dt(eps))).reshape(shape)
+    xhat = centred * rstd
+    y = xhat * weight.reshape(shape) + bias.reshape(shape)
+
+    def backward(dy):
+        g = dy * weight.reshape(shape)
+        if training:
+            # The batch statistics depend on x: the layer_norm formula over the axes.
+            dx = rstd * (g - g.mean(axis=axes, keepdims=True)
+                         - xhat * (g * xhat).mean(axis=axes, keepdims=True))
+        else:
+            dx = g * rstd
+        return dx, (dy * xhat).sum(axis=axes), dy.sum(axis=axes)
+
+    return y, backward, new_mean, new_var

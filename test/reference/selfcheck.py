@@ -27,6 +27,7 @@ import idx_np
 import layers
 import models
 import optim
+import resnet
 import safetensors_np
 import train_ref
 
@@ -62,20 +63,21 @@ def probe_indices(analytic, rng, count=12):
     return [np.unravel_index(i, analytic.shape) for i in sorted(flat)]
 
 
-def grad_error(f, array, analytic, rng):
-    """Max relative gap between central differences of scalar f() in array and the analytic gradient."""
+def grad_error(f, array, analytic, rng, h=H, floor=0.0):
+    """Max relative gap between central differences (step h) of scalar f() in array and the analytic
+    gradient, relative to the largest |gradient| probed or to floor when that is larger."""
     numeric, exact = [], []
     for index in probe_indices(analytic, rng):
         saved = array[index]
-        array[index] = saved + H
+        array[index] = saved + h
         up = f()
-        array[index] = saved - H
+        array[index] = saved - h
         down = f()
         array[index] = saved
-        numeric.append((up - down) / (2 * H))
+        numeric.append((up - down) / (2 * h))
         exact.append(analytic[index])
     numeric, exact = np.array(numeric), np.array(exact)
-    scale = max(np.abs(numeric).max(), np.abs(exact).max())
+    scale = max(np.abs(numeric).max(), np.abs(exact).max(), floor)
     return 0.0 if scale == 0 else np.abs(numeric - exact).max() / scale
 
 
@@ -336,6 +338,140 @@ def check_forwards(report, rng):
     report.expect("lenet has 431,080 parameters as nn.lenet", sum(math.prod(s) for s in shapes) == 431080)
 
 
+def check_batch_norm(report, rng):
+    """nn.BatchNorm2d's forward and running update against the formulas in torch's documentation,
+    written per channel with explicit sums: biased variance normalises, unbiased variance runs;
+    and its gradients (x, weight, bias) in both modes by finite differences."""
+    n = rng.standard_normal
+    running_mean, running_var = n(3), 0.5 + rng.random(3)
+    for training in (True, False):
+        check_layer(report, f"batch_norm training={training}",
+                    lambda x, w, b, t=training: layers.batch_norm(x, w, b, running_mean, running_var, t)[:2],
+                    [n((4, 3, 2, 3)), n(3), n(3)], rng)
+    x = rng.standard_normal((3, 2, 4, 5)) * 3 + 1
+    w, b, rm, rv = rng.standard_normal(2), rng.standard_normal(2), rng.standard_normal(2), 1 + rng.random(2)
+    y, _, new_mean, new_var = layers.batch_norm(x, w, b, rm, rv, True, momentum=0.1, eps=1e-5)
+    want_y, want_mean, want_var, eval_y = np.zeros_like(x), np.zeros(2), np.zeros(2), np.zeros_like(x)
+    for c in range(2):
+        values = x[:, c].ravel()
+        n = len(values)
+        mean = sum(values) / n
+        biased = sum((v - mean) ** 2 for v in values) / n
+        unbiased = sum((v - mean) ** 2 for v in values) / (n - 1)
+        want_y[:, c] = (x[:, c] - mean) / math.sqrt(biased + 1e-5) * w[c] + b[c]
+        want_mean[c] = 0.9 * rm[c] + 0.1 * mean
+        want_var[c] = 0.9 * rv[c] + 0.1 * unbiased
+        eval_y[:, c] = (x[:, c] - rm[c]) / math.sqrt(rv[c] + 1e-5) * w[c] + b[c]
+    report.check("batch_norm training: batch mean, biased variance", np.abs(y - want_y).max(), EXACT_TOL)
+    report.check("batch_norm running update: momentum 0.1, unbiased variance",
+                 max(np.abs(new_mean - want_mean).max(), np.abs(new_var - want_var).max()), EXACT_TOL)
+    y, _, same_mean, same_var = layers.batch_norm(x, w, b, rm, rv, False)
+    report.check("batch_norm eval: running statistics, unchanged", np.abs(y - eval_y).max()
+                 + (0 if same_mean is rm and same_var is rv else math.inf), EXACT_TOL)
+    try:
+        layers.batch_norm(x[:1, :, :1, :1], w, b, rm, rv, True)
+        refused = False
+    except ValueError:
+        refused = True
+    report.expect("batch_norm training refuses one value per channel", refused)
+
+
+def relu_margin(f):
+    """The smallest |input| of any layers.relu that f() calls: how near its run is to a kink."""
+    seen, relu = [], layers.relu
+
+    def watch(z):
+        seen.append(np.abs(z).min())
+        return relu(z)
+
+    layers.relu = watch
+    try:
+        f()
+    finally:
+        layers.relu = relu
+    return min(seen)
+
+
+def check_resnet(report, rng):
+    """resnet.py: every parameter's gradient (batch norm in training mode) by finite differences
+    (W = 2, B = 3, 28x28, float64), the buffers a training forward moves, and its CLI end to end.
+
+    Batch norm puts thousands of ReLU inputs near 0, and a probe that moves one
+    across 0 measures the kink, not the gradient (seen: an input at 1.5e-6, an
+    error of 1e-3). So the images are redrawn until every ReLU input is at least
+    1e-4 from 0: a probe (h = 1e-6) would need to move one 100 times as far as
+    the weight to cross. Some tensors' gradients are tiny (bn1.bias ~3e-4 at
+    most), where the differences' rounding (~1e-10) alone is 1e-6 of them, so
+    the error is relative to at least 1e-2 (the other tensors' size)."""
+    state = resnet.init_state(2, rng)
+    for name, value in state.items():       # bn weights and biases away from 1 and 0
+        if not resnet.is_buffer(name) and name.rsplit(".", 1)[0] + ".running_mean" in state:
+            value += 0.3 * rng.standard_normal(value.shape)
+    labels = rng.integers(0, resnet.CLASSES, 3)
+    for _ in range(100):
+        x = rng.random((3, 1, 28, 28))
+        if relu_margin(lambda: resnet.loss_and_grads(state, x, labels)) >= 1e-4:
+            break
+    _, grads, updates = resnet.loss_and_grads(state, x, labels)
+    report.expect("resnet: a gradient for every parameter and none for the buffers",
+                  set(grads) == {n for n in state if not resnet.is_buffer(n)})
+    for name in grads:
+        error = grad_error(lambda: resnet.loss_and_grads(state, x, labels)[0], state[name], grads[name], rng,
+                           floor=1e-2)
+        report.check(f"grad resnet {name}", error, GRAD_TOL)
+    report.expect("resnet: training moves every bn's running stats and num_batches_tracked by 1",
+                  set(updates) == {n for n in state if resnet.is_buffer(n)}
+                  and all(updates[n] == 1 for n in updates if n.endswith("num_batches_tracked")))
+    report.expect("resnet: eval mode moves nothing", resnet.forward(state, x, False)[2] == {})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = lambda name: os.path.join(tmp, name)
+        np.save(path("x.npy"), rng.integers(0, 256, (10, 28, 28), dtype=np.uint8))
+        np.save(path("y.npy"), rng.integers(0, 10, 10).astype(np.uint8))
+        _quiet(resnet.main, ["init", path("init.safetensors"), "--width", "2", "--dtype", "f64"])
+        init, _ = safetensors_np.load(path("init.safetensors"))
+        report.expect("resnet init: torchvision's names, F64 floats, num_batches_tracked an I64 0 scalar",
+                      {n: v.shape for n, v in init.items()} == resnet.shapes(2)
+                      and all(v.dtype == (np.int64 if n.endswith("num_batches_tracked") else np.float64)
+                              for n, v in init.items())
+                      and init["layer3.0.downsample.1.num_batches_tracked"].shape == ()
+                      and init["bn1.num_batches_tracked"] == 0 and np.all(init["bn1.running_var"] == 1))
+        common = ["--images", path("x.npy"), "--labels", path("y.npy"), "--width", "2", "--batch", "4"]
+
+        def train(steps):
+            code = _quiet(resnet.main, ["train", "--init", path("init.safetensors"), *common, "--steps",
+                                        str(steps), "--lr", "0.5", "--momentum", "0.9", "--weight-decay", "0.5", "--warmup", "1",
+                                        "--out-losses", path("l.json"), "--save", path("final.safetensors")])
+            return code, safetensors_np.load(path("final.safetensors"))[0]
+
+        # One step (warmup 1: lr 0.5; cosine alone would give the last step lr 0): the buffers are
+        # exactly the first forward's running update, untouched by SGD (weight decay 0.5 would have
+        # moved them), while the parameters moved.
+        code, one = train(1)
+        first = resnet.model_input(np.load(path("x.npy"))[:4], np.float64)
+        _, _, after1 = resnet.loss_and_grads({n: v.copy() for n, v in init.items()}, first,
+                                             np.load(path("y.npy"))[:4])
+        report.expect("resnet train: buffers = the forward's update alone; parameters moved",
+                      code == 0 and all(np.array_equal(one[n], after1[n]) for n in after1)
+                      and not np.array_equal(one["fc.weight"], init["fc.weight"]))
+        # Three steps of batch 4 over 10 samples: E = 2, step 3 wraps to samples 0..3.
+        code, final = train(3)
+        report.expect("resnet train: 3 steps save every tensor, num_batches_tracked 3 (I64), F64 floats",
+                      code == 0 and set(final) == set(init) and final["bn1.num_batches_tracked"] == 3
+                      and final["bn1.num_batches_tracked"].dtype == np.int64
+                      and final["fc.weight"].dtype == np.float64)
+        out = io.StringIO()
+        saved, sys.stdout = sys.stdout, out
+        try:
+            code = resnet.main(["eval", "--weights", path("final.safetensors"), *common, "--batches", "1"])
+        finally:
+            sys.stdout = saved
+        loss, _ = layers.cross_entropy(resnet.forward(
+            {n: v.astype(np.float64) if v.dtype.kind == "f" else v for n, v in final.items()},
+            first, False)[0], np.load(path("y.npy"))[:4])
+        report.expect("resnet eval: prints the running-statistics loss of the first batch",
+                      code == 0 and out.getvalue().splitlines()[0] == f"loss {float(loss):.17g}")
+
+
 def check_optimizers(report, rng):
     """One or two steps of each optimizer against the update written out by hand."""
     p0, g1, g2 = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal(5)
@@ -513,6 +649,7 @@ def main():
     check_layer_gradients(report, rng)
     check_model_gradients(report, rng)
     check_forwards(report, rng)
+    check_batch_norm(report, np.random.default_rng(1))
     check_optimizers(report, rng)
     check_schedules(report)
     check_accumulation(report, rng)
@@ -520,6 +657,7 @@ def main():
     check_f16(report, rng)
     check_attn(report, rng)
     check_encoder(report, rng)
+    check_resnet(report, np.random.default_rng(2))
     check_files(report, rng)
     check_cli(report, rng)
     print(f"{report.passed} passed, {report.failed} failed")

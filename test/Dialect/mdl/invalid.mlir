@@ -908,8 +908,56 @@ mdl.param @w : tensor<4xf32> = full(0x7FF0000000000000)
 
 // -----
 
-// expected-error @+1 {{attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor of floating-point values}}
+// expected-error @+1 {{a parameter must hold floats, got 'tensor<4xi32>'}}
 mdl.param @w : tensor<4xi32> = zeros()
+
+// -----
+
+// An integer buffer (num_batches_tracked) starts at a constant.
+// expected-error @+1 {{an integer buffer is initialised with zeros, ones or full, not normal}}
+mdl.param buffer @n : tensor<i64> = normal(0.0, 1.0)
+
+// -----
+
+mdl.param buffer @rm : tensor<4xf32> = zeros()
+func.func @read_buffer_as_param() -> tensor<4xf32> {
+  // expected-error @+1 {{@rm is a buffer, read with mdl.load}}
+  %0 = mdl.param_ref @rm : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<2x4x3xf32>, %w: tensor<3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{weight, bias and the running statistics must be [4] (the channel axis of the input), got [3]}}
+  %y = mdl.batch_norm %x, %w, %w running %w, %w momentum = 0.1 eps = 1.0e-5 : tensor<2x4x3xf32>, tensor<3xf32> -> tensor<2x4x3xf32>
+  return %y : tensor<2x4x3xf32>
+}
+
+// -----
+
+func.func @batch_norm_momentum(%x: tensor<2x4xf32>, %w: tensor<4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{momentum must be in [0, 1], got 1.5}}
+  %y = mdl.batch_norm %x, %w, %w running %w, %w momentum = 1.5 eps = 1.0e-5 : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// With stride 2 the output padding is 0 or 1: 11 or 12 rows, not 13.
+func.func @conv_transpose2d_output_padding(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x13x13xf32> {
+  // expected-error @+1 {{result [1, 3, 13, 13] is not a transposed convolution of [1, 4, 5, 5] by [4, 3, 3, 3]}}
+  %y = mdl.conv_transpose2d %x, %w stride = [2, 2] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32> -> tensor<1x3x13x13xf32>
+  return %y : tensor<1x3x13x13xf32>
+}
+
+// -----
+
+func.func @conv_transpose2d_channels(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x7x7xf32> {
+  // expected-error @+1 {{result must be [1, 3, Ho, Wo], got [1, 4, 7, 7]}}
+  %y = mdl.conv_transpose2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x7x7xf32>
+  return %y : tensor<1x4x7x7xf32>
+}
 
 // -----
 

@@ -21,8 +21,15 @@ PERM = np.array([5, 2, 6, 0, 3, 1, 4])
 def write(out, describe):
     rng = np.random.default_rng(7)
     params = json.load(open(describe))["parameters"]
-    safetensors_np.save(os.path.join(out, "w.safetensors"), {
-        p["name"]: rng.normal(0, 0.3, p["shape"]).astype(np.float32) for p in params})
+    def value(p):
+        # Module buffers: batch norm's running statistics (a positive
+        # variance) and its i64 counter.
+        if p["dtype"] == "i64":
+            return np.array(rng.integers(0, 100), np.int64).reshape(p["shape"])
+        if p["name"].endswith("running_var"):
+            return rng.uniform(0.5, 2, p["shape"]).astype(np.float32)
+        return rng.normal(0, 0.3, p["shape"]).astype(np.float32)
+    safetensors_np.save(os.path.join(out, "w.safetensors"), {p["name"]: value(p) for p in params})
     pad = np.zeros((7, 6), bool)
     pad[:, 4:] = rng.uniform(size=(7, 2)) < 0.5
     inputs = {"x": rng.normal(0, 1, (7, 6, 8)).astype(np.float32),
