@@ -41,7 +41,7 @@ using AttrList = std::vector<Attr>;
 using AttrDict = std::map<std::string, Attr>;
 struct Attr {
   std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
-               std::vector<double>, AttrDict>
+               std::vector<double>, std::vector<std::string>, AttrDict>
       value;
   Attr() : value(int64_t(0)) {}
   Attr(int64_t v) : value(v) {}
@@ -52,6 +52,7 @@ struct Attr {
   Attr(const char *v) : value(std::string(v)) {}
   Attr(std::vector<int64_t> v) : value(std::move(v)) {}
   Attr(std::vector<double> v) : value(std::move(v)) {}
+  Attr(std::vector<std::string> v) : value(std::move(v)) {}
   Attr(AttrDict v) : value(std::move(v)) {}
 };
 

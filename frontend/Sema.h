@@ -122,6 +122,8 @@ struct ConstParam {
   const char *name;
   CValue::Kind kind;
   std::optional<CValue> defaultValue;
+  /// With kind List: a list of strings, not of numbers.
+  bool strings = false;
 };
 
 /// The result of matching a tensor against a declared type.
@@ -327,6 +329,8 @@ public:
   std::optional<double> positiveFloatSetting(const ast::Expr *e,
                                              const std::string &name);
   std::optional<AttrDict> evalOptimizer(const ast::Expr *e);
+  /// `param_groups { NAME = group(match, max_rank, weight_decay) ... }`.
+  std::optional<AttrDict> evalParamGroups(const ast::GroupStmt &g);
   std::optional<AttrDict> evalSchedule(const ast::Expr *e);
   std::optional<std::string> evalPrecision(const ast::Expr *e);
   std::optional<AttrDict> evalSettingsGroup(const ast::GroupStmt &g,

@@ -172,6 +172,16 @@ const char *expectedKind(CValue::Kind kind) {
 
 /// `v` converted to `kind` (int -> float, numbers in lists -> floats), or
 /// nullopt when it is not of that kind.
+/// `v` when it is a list of strings.
+std::optional<CValue> stringList(const CValue &v) {
+  if (v.kind != CValue::Kind::List ||
+      std::any_of(v.list.begin(), v.list.end(), [](const CValue &e) {
+        return e.kind != CValue::Kind::String;
+      }))
+    return std::nullopt;
+  return v;
+}
+
 std::optional<CValue> convert(const CValue &v, CValue::Kind kind) {
   switch (kind) {
   case CValue::Kind::Float:
@@ -220,9 +230,12 @@ Sema::bindConstArgs(const ast::CallExpr &call, const std::string &name,
       ok = false;
       return;
     }
-    values[i] = convert(v, params[i].kind);
+    bool strings = params[i].strings;
+    values[i] = strings ? stringList(v) : convert(v, params[i].kind);
     if (!values[i]) {
-      diag.error(loc, "'" + name + "' expects " + expectedKind(params[i].kind) +
+      diag.error(loc, "'" + name + "' expects " +
+                          (strings ? "a list of strings"
+                                   : expectedKind(params[i].kind)) +
                           " for " + params[i].name + ", got " + describe(v));
       ok = false;
     }

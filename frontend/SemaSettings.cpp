@@ -104,6 +104,75 @@ std::optional<double> Sema::positiveFloatSetting(const ast::Expr *e,
   return v;
 }
 
+std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g) {
+  const std::string sig = "group(match = [patterns], max_rank = r, "
+                          "weight_decay = w)";
+  // `match` and `max_rank` are optional; a None value is an absent one.
+  const std::vector<ConstParam> params = {
+      // Absent selectors are None ("?" in messages).
+      {"match", CValue::Kind::List, CValue(), /*strings=*/true},
+      {"max_rank", CValue::Kind::Int, CValue()},
+      {"weight_decay", CValue::Kind::Float, std::nullopt}};
+  AttrDict out;
+  bool ok = true;
+  for (const ast::StmtPtr &s : g.body) {
+    const auto *assign = s->as<ast::AssignStmt>();
+    if (!assign)
+      continue; // the parser allows assignments only
+    const ast::Expr *value = assign->value.get();
+    if (out.count(assign->name)) {
+      diag.error(s->loc, "parameter group '" + assign->name +
+                             "' is given twice");
+      ok = false;
+      continue;
+    }
+    const ast::NameExpr *callee = calleeName(value);
+    if (!callee || callee->name != "group") {
+      diag.error(value ? value->loc : s->loc,
+                 "a parameter group is " + sig + ", got " + exprText(value));
+      ok = false;
+      continue;
+    }
+    std::optional<std::vector<CValue>> args =
+        bindConstCall(*value, "group", params);
+    if (!args) {
+      ok = false;
+      continue;
+    }
+    std::vector<std::string> patterns;
+    for (const CValue &p : (*args)[0].list)
+      patterns.push_back(p.s);
+    bool emptyPattern =
+        std::find(patterns.begin(), patterns.end(), "") != patterns.end();
+    const CValue &rank = (*args)[1];
+    int64_t maxRank = rank.kind == CValue::Kind::Int ? rank.i : INT64_MAX;
+    double weightDecay = (*args)[2].f;
+    std::string problem;
+    if (patterns.empty() && rank.kind != CValue::Kind::Int)
+      problem = "needs 'match' or 'max_rank' to select its parameters";
+    else if (emptyPattern)
+      problem = "has an empty pattern in 'match'";
+    else if (maxRank < 0)
+      problem = "'max_rank' must be at least 0";
+    else if (!(weightDecay >= 0) || std::isinf(weightDecay))
+      problem = "'weight_decay' must be finite and at least 0";
+    if (!problem.empty()) {
+      diag.error(value->loc, "group '" + assign->name + "': " + problem);
+      ok = false;
+      continue;
+    }
+    AttrDict group{{"weight_decay", Attr(weightDecay)}};
+    if (!patterns.empty())
+      group["match"] = Attr(std::move(patterns));
+    if (maxRank != INT64_MAX)
+      group["max_rank"] = Attr(maxRank);
+    out[assign->name] = Attr(std::move(group));
+  }
+  if (!ok)
+    return std::nullopt;
+  return out;
+}
+
 std::optional<AttrDict> Sema::evalOptimizer(const ast::Expr *e) {
   namespace opt = optimizers;
   const ast::NameExpr *name = calleeName(e);

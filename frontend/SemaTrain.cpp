@@ -24,6 +24,7 @@ constexpr TrainSetting kTrainSettings[] = {
     {"accumulate", false}, {"precision", false}, {"seed", false},
     {"shuffle", false},    {"eval", true},       {"checkpoint", true},
     {"log", true},         {"parallel", true},   {"grad_scaler", true},
+    {"param_groups", true},
 };
 
 const TrainSetting *findTrainSetting(const std::string &name) {
@@ -192,6 +193,9 @@ Sema::evalTrainSettings(const FunctionState &st,
     } else if (name == "precision") {
       if (auto v = evalPrecision(value))
         out[name] = Attr(*v);
+    } else if (name == "param_groups") {
+      if (auto d = evalParamGroups(*s->as<ast::GroupStmt>()))
+        out[name] = Attr(std::move(*d));
     } else {
       int index = -1;
       if (auto d = evalSettingsGroup(*s->as<ast::GroupStmt>(), index))

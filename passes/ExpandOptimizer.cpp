@@ -57,7 +57,64 @@ struct StepTarget {
   RankedTensorType type;
   std::function<std::string(StringRef kind)> state;
   Value grad;
+  /// A parameter group's weight decay; the `weight_decay` hyper otherwise.
+  std::optional<double> weightDecay = std::nullopt;
 };
+
+/// A parameter group of the `param_groups` setting: the parameters whose
+/// full name matches one of `match` (shell patterns: `*` any run of
+/// characters, `?` one) when given, and whose rank is at most `maxRank`,
+/// take `weightDecay` instead of the optimizer's.
+struct ParamGroup {
+  std::string name;
+  SmallVector<std::string> match;
+  int64_t maxRank;
+  double weightDecay;
+
+  bool selects(mdl::ParamOp param) const {
+    if (param.getType().getRank() > maxRank)
+      return false;
+    return match.empty() || llvm::any_of(match, [&](const std::string &p) {
+             return globMatches(p, param.getSymName());
+           });
+  }
+
+  /// `pattern` matches all of `text`.
+  static bool globMatches(StringRef pattern, StringRef text) {
+    if (pattern.empty())
+      return text.empty();
+    if (pattern[0] == '*')
+      return globMatches(pattern.drop_front(), text) ||
+             (!text.empty() && globMatches(pattern, text.drop_front()));
+    return !text.empty() && (pattern[0] == '?' || pattern[0] == text[0]) &&
+           globMatches(pattern.drop_front(), text.drop_front());
+  }
+};
+
+/// Reads the `param_groups` setting of `train` (checked by the frontend).
+SmallVector<ParamGroup> readParamGroups(mdl::TrainOp train) {
+  SmallVector<ParamGroup> groups;
+  auto dict = train.getSettings().getAs<DictionaryAttr>("param_groups");
+  if (!dict)
+    return groups;
+  for (NamedAttribute entry : dict) {
+    auto group = dyn_cast<DictionaryAttr>(entry.getValue());
+    if (!group)
+      continue;
+    ParamGroup g;
+    g.name = entry.getName().str();
+    if (auto match = group.getAs<ArrayAttr>("match"))
+      for (Attribute pattern : match)
+        if (auto text = dyn_cast<StringAttr>(pattern))
+          g.match.push_back(text.str());
+    auto maxRank = group.getAs<IntegerAttr>("max_rank");
+    g.maxRank = maxRank ? maxRank.getInt() : INT64_MAX;
+    auto decay = group.getAs<FloatAttr>("weight_decay");
+    g.weightDecay = decay ? decay.getValueAsDouble() : 0.0;
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
 
 /// ZeRO-1's window of one element type: buffers of `type` (a chunk) for
 /// a parameter (`param`), its gradient (`grad`) and each state kind, by
@@ -185,10 +242,15 @@ private:
   /// `end - (end - self)(1 - w)`, which is `end + (w - 1)(end - self)`
   /// exactly.
   Value lerp(Value self, Value end, Value weight, Type elementType);
+  /// The weight decay of `target` (f64): its group's, else the hyper.
+  Value weightDecayOf(const StepTarget &target) {
+    return target.weightDecay ? math.constant(*target.weightDecay)
+                              : hyper("weight_decay");
+  }
   /// `grad + weight_decay * param` (torch's L2 penalty).
-  Value withWeightDecay(Value grad, Value p, RankedTensorType type) {
-    Value decay = scalarFor(hyper("weight_decay"), type);
-    return math.add(grad, math.mul(decay, p));
+  Value withWeightDecay(const StepTarget &target, Value p) {
+    Value decay = scalarFor(weightDecayOf(target), target.type);
+    return math.add(target.grad, math.mul(decay, p));
   }
   /// `x * keep + ((1 - keep) * g) * g`: torch's
   /// `x.mul_(keep).addcmul_(g, g, value=1 - keep)` (1 - keep in f64).
@@ -336,7 +398,7 @@ Value UpdateBuilder::rmsprop(const OptimizerConfig &config,
   RankedTensorType type = target.type;
   Type elementType = type.getElementType();
   Value p = load(target.param, type);
-  Value grad = withWeightDecay(target.grad, p, type);
+  Value grad = withWeightDecay(target, p);
   std::string squareSymbol = target.state("square_avg");
   Value oldSquare = load(squareSymbol, type);
   Value alpha = hyper("alpha");
@@ -377,7 +439,7 @@ Value UpdateBuilder::adagrad(const StepTarget &target, Value lr) {
   // torch.optim.Adagrad: _single_tensor_adagrad.
   RankedTensorType type = target.type;
   Value p = load(target.param, type);
-  Value grad = withWeightDecay(target.grad, p, type);
+  Value grad = withWeightDecay(target, p);
   // clr = lr / (1 + (step - 1) * lr_decay), in f64, the optimizer's step.
   Value step = hyper("optimizer_step");
   Value one = math.constant(1.0);
@@ -406,7 +468,7 @@ Value UpdateBuilder::adadelta(const StepTarget &target, Value lr) {
   // torch.optim.Adadelta: _single_tensor_adadelta.
   RankedTensorType type = target.type;
   Value p = load(target.param, type);
-  Value grad = withWeightDecay(target.grad, p, type);
+  Value grad = withWeightDecay(target, p);
   Value rho = hyper("rho");
   Value eps = scalarFor(hyper("eps"), type);
   std::string squareSymbol = target.state("square_avg");
@@ -435,7 +497,7 @@ Value UpdateBuilder::sgd(const OptimizerConfig &config,
   RankedTensorType type = target.type;
   Value p = load(target.param, type);
   // grad = grad.add(param, alpha=weight_decay)
-  Value weightDecay = scalarFor(hyper("weight_decay"), type);
+  Value weightDecay = scalarFor(weightDecayOf(target), type);
   Value grad = math.add(target.grad, math.mul(weightDecay, p));
   if (config.momentumBuffers) {
     std::string symbol = target.state("momentum");
@@ -472,7 +534,7 @@ Value UpdateBuilder::adam(const OptimizerConfig &config,
   Value oldV = load(vSymbol, type);
   Value m = oldM, v = oldV;
   Value one = math.constant(1.0);
-  Value weightDecay = hyper("weight_decay");
+  Value weightDecay = weightDecayOf(target);
   Value grad = target.grad;
   if (config.kind == "adamw") {
     // Decoupled decay first: param.mul_(1 - lr * weight_decay).
@@ -532,6 +594,13 @@ private:
   /// fwd_bwd function accumulates into, in declaration order.
   FailureOr<SmallVector<mdl::ParamOp>> collectParams(mdl::TrainOp train,
                                                      func::FuncOp fwdBwd);
+  /// The weight decay of each of `params` that a parameter group of
+  /// `train` selects; an error when a group selects none of them, or two
+  /// groups one, as torch.optim refuses a parameter in two groups, or with
+  /// ZeRO-1 (whose chunks span parameters).
+  FailureOr<llvm::StringMap<double>>
+  assignParamGroups(mdl::TrainOp train, ArrayRef<mdl::ParamOp> params,
+                    bool zero);
   /// Reports the first of `names` that is not declared (when `expected`)
   /// or already is (otherwise).
   LogicalResult checkDeclared(mdl::TrainOp train, ArrayRef<std::string> names,
@@ -559,6 +628,39 @@ MdlExpandOptimizerPass::collectParams(mdl::TrainOp train, func::FuncOp fwdBwd) {
     params.push_back(param);
   }
   return params;
+}
+
+FailureOr<llvm::StringMap<double>>
+MdlExpandOptimizerPass::assignParamGroups(mdl::TrainOp train,
+                                          ArrayRef<mdl::ParamOp> params,
+                                          bool zero) {
+  SmallVector<ParamGroup> groups = readParamGroups(train);
+  llvm::StringMap<double> decay;
+  if (groups.empty())
+    return decay;
+  if (zero)
+    return train.emitError("param_groups are not supported with ZeRO-1 "
+                           "(parallel { zero = 1 }) yet");
+  llvm::StringMap<StringRef> owner;
+  for (const ParamGroup &group : groups) {
+    bool any = false;
+    for (mdl::ParamOp param : params) {
+      if (!group.selects(param))
+        continue;
+      any = true;
+      auto [it, inserted] = owner.try_emplace(param.getSymName(), group.name);
+      if (!inserted)
+        return train.emitError("parameter '")
+               << param.getSymName() << "' is in parameter groups '"
+               << it->second << "' and '" << group.name
+               << "'; a parameter may be in one group only";
+      decay[param.getSymName()] = group.weightDecay;
+    }
+    if (!any)
+      return train.emitError("parameter group '")
+             << group.name << "' selects none of the trained parameters";
+  }
+  return decay;
 }
 
 LogicalResult MdlExpandOptimizerPass::checkDeclared(mdl::TrainOp train,
@@ -600,6 +702,10 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
   // ZeRO-1 keeps the state out of the arena (the ranks' shards hold it)
   // and has a window per element type instead.
   bool zero = usesZero(train);
+  FailureOr<llvm::StringMap<double>> groupDecay =
+      assignParamGroups(train, *params, zero);
+  if (failed(groupDecay))
+    return failure();
   SmallVector<std::pair<std::string, RankedTensorType>> state;
   if (!zero)
     for (mdl::ParamOp param : *params)
@@ -671,6 +777,9 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
                                                (kind + "." + param).str());
                       },
                       grad.grad};
+    auto decay = groupDecay->find(param);
+    if (decay != groupDecay->end())
+      target.weightDecay = decay->second;
     body.store(body.step(*config, target, lr), param);
     body.store(math.splat(grad.param.getType(), 0.0), getGradSymbol(param));
   }

@@ -64,6 +64,9 @@ mlir::Attribute Emitter::settingAttr(const Attr &value) {
           return builder.getDenseI64ArrayAttr(v);
         else if constexpr (std::is_same_v<T, std::vector<double>>)
           return builder.getDenseF64ArrayAttr(v);
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+          return builder.getStrArrayAttr(
+              llvm::SmallVector<llvm::StringRef>(v.begin(), v.end()));
         else
           return settingsDict(v);
       },

@@ -23,6 +23,7 @@ f16 adds "loss_scale", the scale each step's backward used, and
 status 2 on bad usage or input.
 """
 import argparse
+import fnmatch
 import json
 import sys
 
@@ -53,6 +54,10 @@ def parse_args(argv):
     p.add_argument("--momentum", type=float, default=0.0)
     p.add_argument("--nesterov", action="store_true")
     p.add_argument("--weight-decay", type=float, help="default: 0, or 0.01 for adamw (spec §8)")
+    p.add_argument("--param-group", action="append", default=[], metavar="PATTERNS=WD",
+                   help="a torch.optim parameter group: the parameters whose name matches one of "
+                        "the comma-separated shell PATTERNS take weight decay WD (repeatable; "
+                        "a parameter in two groups is an error)")
     p.add_argument("--betas", default="0.9,0.999", help="beta1,beta2")
     p.add_argument("--eps", type=float, help="default: torch.optim's for the optimizer")
     p.add_argument("--alpha", type=float, default=0.99, help="rmsprop")
@@ -117,6 +122,23 @@ def train_step(params, net, x, labels, accumulate, precision="f32", loss_scale=N
     return total_loss / accumulate, {n: g / dtype(accumulate) for n, g in total_grads.items()}
 
 
+def param_groups(specs, params, make):
+    """torch.optim's param_groups: one optimizer per `PATTERNS=WD` spec over the
+    parameters whose name matches one of its shell patterns (fnmatch), each
+    parameter in one group at most; each with its own state, all stepped
+    together (so their step counts agree)."""
+    groups, owner = [], {}
+    for spec in specs:
+        patterns, decay = spec.rsplit("=", 1)
+        names = [n for n in params if any(fnmatch.fnmatchcase(n, p) for p in patterns.split(","))]
+        for n in names:
+            if n in owner:
+                raise ValueError(f"parameter {n} is in groups {owner[n]!r} and {spec!r}")
+            owner[n] = spec
+        groups.append((make(float(decay)), names))
+    return groups
+
+
 def train(args):
     """Runs the whole training and writes both outputs."""
     dtype = DTYPES[args.dtype]
@@ -131,9 +153,13 @@ def train(args):
     net = models.config_for(args.model, params, args.cnn_config)
     images, labels = dataset.load_split(args.data_images, args.data_labels)
     models.check_params(params, net, dataset.model_input(images[:1], net, dtype).shape[1:])
-    optimizer = optim.make_optimizer(args.optimizer, args.momentum, args.nesterov, args.weight_decay,
-                                     parse_betas(args.betas), args.eps, args.alpha, args.centered,
-                                     args.lr_decay, args.initial_accumulator_value, args.rho)
+    def make(weight_decay):
+        return optim.make_optimizer(args.optimizer, args.momentum, args.nesterov, weight_decay,
+                                    parse_betas(args.betas), args.eps, args.alpha, args.centered,
+                                    args.lr_decay, args.initial_accumulator_value, args.rho)
+    groups = param_groups(args.param_group, params, make)
+    groups.insert(0, (make(args.weight_decay),
+                      [n for n in params if not any(n in names for _, names in groups)]))
     schedule = optim.parse_schedule(args.schedule)
     span = args.batch * args.accumulate
     log = {"loss": [], "lr": []}
@@ -159,7 +185,8 @@ def train(args):
                 optim.clip_grad_norm(grads, args.grad_clip)
         lr = optim.scheduled_lr(schedule, args.lr, step, args.steps)
         if not found_inf:
-            optimizer.step(params, grads, lr)
+            for optimizer, names in groups:
+                optimizer.step({n: params[n] for n in names}, grads, lr)
         log["loss"].append(loss)
         log["lr"].append(lr)
         if scaler:
