@@ -30,7 +30,8 @@ struct Expr {
     List,
     As,
     ParamRef,
-    Range
+    Range,
+    Interpolated
   };
   Expr(Kind kind, SourceLoc loc) : kind(kind), loc(loc) {}
   virtual ~Expr() = default;
@@ -180,6 +181,15 @@ struct ParamRefExpr : Expr {
   ParamRefExpr(SourceLoc loc) : Expr(kKind, loc) {}
   std::vector<PathComponent> path;
 };
+/// A name built from compile-time ints, `weight_ih_l{i}` (each `{` right
+/// after the text before it): texts[0] parts[0] texts[1] ... texts[n], each
+/// part an int >= 0 written in decimal.
+struct InterpolatedNameExpr : Expr {
+  static constexpr Kind kKind = Kind::Interpolated;
+  InterpolatedNameExpr(SourceLoc loc) : Expr(kKind, loc) {}
+  std::vector<std::string> texts;
+  std::vector<ExprPtr> parts;
+};
 /// `lo .. hi` (only in `for`).
 struct RangeExpr : Expr {
   static constexpr Kind kKind = Kind::Range;
@@ -298,7 +308,8 @@ struct ParamStmt : Stmt {
   static constexpr Kind kKind = Kind::Param;
   ParamStmt(SourceLoc loc) : Stmt(kKind, loc) {}
   bool buffer = false;
-  std::string name;
+  std::string name;     // as written ("weight_ih_l{i}" when interpolated)
+  ExprPtr interpolated; // an InterpolatedNameExpr, or null
   SourceLoc nameLoc;
   TypeExpr type;
   ExprPtr init; // a CallExpr of an initialiser

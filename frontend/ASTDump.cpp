@@ -280,6 +280,13 @@ void Dumper::expr(const Expr &e) {
   case Expr::Kind::ParamRef:
     line("ParamRef " + formatPath(e.as<ParamRefExpr>()->path), e.loc);
     return;
+  case Expr::Kind::Interpolated: {
+    const auto *name = e.as<InterpolatedNameExpr>();
+    Nest n = line("Interpolated " + formatExpr(e), e.loc);
+    for (const ExprPtr &part : name->parts)
+      expr(*part);
+    return;
+  }
   case Expr::Kind::Range: {
     const auto *range = e.as<RangeExpr>();
     Nest n = line("Range", e.loc);

@@ -192,6 +192,13 @@ std::string formatExpr(const Expr &expr) {
     const auto *range = expr.as<RangeExpr>();
     return formatExpr(*range->lo) + " .. " + formatExpr(*range->hi);
   }
+  case Expr::Kind::Interpolated: {
+    const auto *name = expr.as<InterpolatedNameExpr>();
+    std::string out = name->texts[0];
+    for (size_t i = 0; i < name->parts.size(); ++i)
+      out += "{" + formatExpr(*name->parts[i]) + "}" + name->texts[i + 1];
+    return out;
+  }
   }
   return "?";
 }

@@ -98,6 +98,9 @@ private:
   ast::ExprPtr parseList();
   ast::ExprPtr parseParenthesised();
   ast::ExprPtr parseParamRef();
+  /// At an identifier with a `{` right after it: `weight_ih_l{i}`.
+  bool atInterpolatedName() const;
+  ast::ExprPtr parseInterpolatedName();
   /// Sets `expr`'s height from `childHeight` (the tallest child's) and
   /// reports an error at `at` (returning false) when the tree, counted from
   /// the current nesting, passes kMaxNesting.

@@ -198,6 +198,8 @@ ExprPtr Parser::parsePrimary() {
     take();
     return std::make_unique<BoolExpr>(token.loc, token.is(TokenKind::KwTrue));
   case TokenKind::Identifier:
+    if (atInterpolatedName())
+      return parseInterpolatedName();
     take();
     return std::make_unique<NameExpr>(token.loc, std::string(token.text));
   case TokenKind::LParen:
@@ -210,6 +212,60 @@ ExprPtr Parser::parsePrimary() {
     error(token, "expected an expression, found " + found());
     return nullptr;
   }
+}
+
+namespace {
+/// `next` is written right after `token`, with no space between.
+bool adjacent(const Token &token, const Token &next) {
+  return next.loc.line == token.loc.line &&
+         next.loc.col == token.loc.col + token.text.size();
+}
+} // namespace
+
+bool Parser::atInterpolatedName() const {
+  if (!at(TokenKind::Identifier) || !peek(1).is(TokenKind::LBrace) ||
+      !adjacent(tok(), peek(1)))
+    return false;
+  // `if flag{ return x }` and `if flag{` at a line's end open a block.
+  const Token &first = peek(2);
+  return !first.is(TokenKind::Newline) && !first.is(TokenKind::RBrace) &&
+         (!first.isKeyword() || first.is(TokenKind::KwTrue) ||
+          first.is(TokenKind::KwFalse));
+}
+
+ExprPtr Parser::parseInterpolatedName() {
+  Token last = take();
+  auto name = std::make_unique<InterpolatedNameExpr>(last.loc);
+  name->texts.emplace_back(last.text);
+  unsigned childHeight = 0;
+  while (at(TokenKind::LBrace) && adjacent(last, tok())) {
+    const Token open = take();
+    auto unclosed = [&] {
+      error(tok(), "expected a part of a name and '}' after the '{' at " +
+                       std::to_string(open.loc.line) + ":" +
+                       std::to_string(open.loc.col) + ", found " + found() +
+                       " (a name such as weight_ih_l{i} has no space before "
+                       "'{'; a block or group needs one)");
+      return nullptr;
+    };
+    ExprPtr part = parseExpr();
+    if (!part)
+      return nullptr;
+    childHeight = std::max(childHeight, part->height);
+    if (!at(TokenKind::RBrace))
+      return unclosed();
+    last = take();
+    std::string text;
+    if (at(TokenKind::Identifier) && adjacent(last, tok())) {
+      last = take();
+      text = std::string(last.text);
+    }
+    name->parts.push_back(std::move(part));
+    name->texts.push_back(std::move(text));
+  }
+  if (!setHeight(*name, childHeight, last))
+    return nullptr;
+  return name;
 }
 
 ExprPtr Parser::parseParenthesised() {

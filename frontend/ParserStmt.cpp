@@ -1,6 +1,8 @@
 // Parsing of bodies and statements, and which statements each body allows.
 #include "frontend/Parser.h"
 
+#include "frontend/ASTDump.h"
+
 namespace modelc {
 
 using namespace ast;
@@ -307,8 +309,13 @@ StmtPtr Parser::parseAssert() {
 bool Parser::atBuffer() const {
   // `buffer` is a keyword only where a buffer statement starts, so that
   // programs keep it as a name elsewhere.
-  return at(TokenKind::Identifier) && tok().text == "buffer" &&
-         peek(1).is(TokenKind::Identifier) && peek(2).is(TokenKind::Colon);
+  if (!at(TokenKind::Identifier) || tok().text != "buffer" ||
+      !peek(1).is(TokenKind::Identifier))
+    return false;
+  const Token &name = peek(1), &next = peek(2);
+  return next.is(TokenKind::Colon) ||
+         (next.is(TokenKind::LBrace) && next.loc.line == name.loc.line &&
+          next.loc.col == name.loc.col + name.text.size());
 }
 
 StmtPtr Parser::parseParam() {
@@ -317,8 +324,17 @@ StmtPtr Parser::parseParam() {
   std::string keyword = param->buffer ? "buffer" : "param";
   std::string noun = param->buffer ? "buffer" : "parameter";
   take();
-  if (!expectName(param->name, param->nameLoc, "after '" + keyword + "'") ||
-      !expect(TokenKind::Colon,
+  if (atInterpolatedName()) {
+    param->nameLoc = tok().loc;
+    param->interpolated = parseInterpolatedName();
+    if (!param->interpolated)
+      return nullptr;
+    param->name = formatExpr(*param->interpolated);
+  } else if (!expectName(param->name, param->nameLoc,
+                         "after '" + keyword + "'")) {
+    return nullptr;
+  }
+  if (!expect(TokenKind::Colon,
               "after '" + keyword + " " + param->name + "' (a " + noun +
                   " is '" + keyword + " name: type = init(...)')") ||
       !parseType(param->type) ||

@@ -169,6 +169,9 @@ public:
   //===--------------------------------------------------------------------===//
   CValue eval(const ast::Expr *expr);
   CValue evalName(const ast::NameExpr &e);
+  /// The name `weight_ih_l{i}` spells, its parts evaluated (ints >= 0).
+  std::optional<std::string>
+  interpolatedName(const ast::InterpolatedNameExpr &e);
   CValue evalMember(const ast::MemberExpr &e);
   CValue evalUnary(const ast::UnaryExpr &e);
   CValue evalBinary(const ast::BinaryExpr &e);

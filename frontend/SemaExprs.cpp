@@ -51,6 +51,13 @@ CValue Sema::eval(const ast::Expr *expr) {
     return evalAs(*expr->as<ast::AsExpr>());
   case ast::Expr::Kind::ParamRef:
     return evalParamRef(*expr->as<ast::ParamRefExpr>());
+  case ast::Expr::Kind::Interpolated: {
+    std::optional<std::string> name =
+        interpolatedName(*expr->as<ast::InterpolatedNameExpr>());
+    if (!name)
+      return CValue();
+    return evalName(ast::NameExpr(expr->loc, *name));
+  }
   case ast::Expr::Kind::Range:
     diag.error(expr->loc, "a range 'lo .. hi' is only allowed in 'for'");
     return CValue();
@@ -102,6 +109,23 @@ CValue Sema::checkNewValues(size_t before, const std::string &what,
     return CValue();
   }
   return *result;
+}
+
+std::optional<std::string>
+Sema::interpolatedName(const ast::InterpolatedNameExpr &e) {
+  std::string name = e.texts[0];
+  for (size_t i = 0; i < e.parts.size(); ++i) {
+    std::optional<int64_t> v = evalInt(e.parts[i].get(), "a part of a name");
+    if (!v)
+      return std::nullopt;
+    if (*v < 0) {
+      diag.error(e.parts[i]->loc, "a part of a name must be an int >= 0, got " +
+                                      std::to_string(*v));
+      return std::nullopt;
+    }
+    name += std::to_string(*v) + e.texts[i + 1];
+  }
+  return name;
 }
 
 CValue Sema::evalName(const ast::NameExpr &e) {

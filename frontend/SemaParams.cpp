@@ -102,8 +102,17 @@ std::optional<Initializer> Sema::evalInitializer(const ast::Expr *init,
 
 void Sema::execParam(const ast::ParamStmt &s) {
   SourceLoc nameLoc = s.nameLoc.isValid() ? s.nameLoc : s.loc;
+  // `param weight_ih_l{i}: ...` in a `for` loop: a name per iteration.
+  std::string name = s.name;
+  if (s.interpolated) {
+    std::optional<std::string> spelled = interpolatedName(
+        *s.interpolated->as<ast::InterpolatedNameExpr>());
+    if (!spelled)
+      return;
+    name = *spelled;
+  }
   std::string what =
-      std::string(s.buffer ? "buffer '" : "parameter '") + s.name + "'";
+      std::string(s.buffer ? "buffer '" : "parameter '") + name + "'";
   std::optional<TensorType> type = evalTensorType(s.type, what);
   // A buffer may count (num_batches_tracked is i64), from zeros, ones or
   // full: an integer never comes from a random initialiser.
@@ -139,10 +148,10 @@ void Sema::execParam(const ast::ParamStmt &s) {
   std::optional<Initializer> init;
   if (type)
     init = evalInitializer(s.init.get(), *type);
-  if (!define(s.name, CValue(), nameLoc, BindingKind::Param) || !init)
+  if (!define(name, CValue(), nameLoc, BindingKind::Param) || !init)
     return;
-  int value = addCreatedSlot(cur(), s.name, *type, *init, s.buffer, s.loc, {});
-  lookupMutable(s.name)->value = CValue::ofTensor(value);
+  int value = addCreatedSlot(cur(), name, *type, *init, s.buffer, s.loc, {});
+  lookupMutable(name)->value = CValue::ofTensor(value);
 }
 
 CValue Sema::evalParamRef(const ast::ParamRefExpr &e) {

@@ -146,6 +146,14 @@ std::string text(const ast::Expr *e, int depth) {
   }
   case ast::Expr::Kind::ParamRef:
     return "&" + pathText(e->as<ast::ParamRefExpr>()->path, depth);
+  case ast::Expr::Kind::Interpolated: {
+    const auto *name = e->as<ast::InterpolatedNameExpr>();
+    std::string out = name->texts[0];
+    for (size_t i = 0; i < name->parts.size(); ++i)
+      out += "{" + text(name->parts[i].get(), depth + 1) + "}" +
+             name->texts[i + 1];
+    return out;
+  }
   case ast::Expr::Kind::Range: {
     const auto *r = e->as<ast::RangeExpr>();
     return text(r->lo.get(), depth + 1) + " .. " + text(r->hi.get(), depth + 1);
