@@ -79,15 +79,32 @@ struct ParamGroup {
            });
   }
 
-  /// `pattern` matches all of `text`.
+  /// `pattern` (`*` any run, `?` any one character) matches all of
+  /// `text`. Greedy with backtracking to the last `*` only, which is
+  /// enough for these two wildcards: O(|pattern| |text|) at worst, where
+  /// plain recursion is exponential in the number of `*`s.
   static bool globMatches(StringRef pattern, StringRef text) {
-    if (pattern.empty())
-      return text.empty();
-    if (pattern[0] == '*')
-      return globMatches(pattern.drop_front(), text) ||
-             (!text.empty() && globMatches(pattern, text.drop_front()));
-    return !text.empty() && (pattern[0] == '?' || pattern[0] == text[0]) &&
-           globMatches(pattern.drop_front(), text.drop_front());
+    size_t p = 0, t = 0;
+    size_t star = StringRef::npos, resume = 0;
+    while (t < text.size()) {
+      if (p < pattern.size() && pattern[p] == '*') {
+        star = p++;
+        resume = t;
+      } else if (p < pattern.size() &&
+                 (pattern[p] == '?' || pattern[p] == text[t])) {
+        ++p;
+        ++t;
+      } else if (star != StringRef::npos) {
+        // The last `*` takes one more character; retry after it.
+        p = star + 1;
+        t = ++resume;
+      } else {
+        return false;
+      }
+    }
+    while (p < pattern.size() && pattern[p] == '*')
+      ++p;
+    return p == pattern.size();
   }
 };
 
@@ -322,8 +339,13 @@ UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
   if (config.lossScaling)
     unscale(grads);
   // torch.nn.utils.clip_grad_norm_(norm_type=2): the norm of the
-  // per-gradient norms, each computed in the gradient's dtype.
-  Type f32 = builder.getF32Type();
+  // per-gradient norms, each computed in the gradient's dtype; the norms
+  // and the coefficient are f32, or f64 for f64 parameters (--widen-f64),
+  // as torch stacks the norms in their own dtype.
+  Type normType = builder.getF32Type();
+  for (mdl::ParamOp param : params)
+    if (param.getType().getElementType().isF64())
+      normType = builder.getF64Type();
   SmallVector<Value> squaredNorms;
   for (ParamGrad &paramGrad : grads) {
     RankedTensorType type = paramGrad.param.getType();
@@ -334,29 +356,30 @@ UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
       std::iota(axes.begin(), axes.end(), 0);
       squares = builder.create<mdl::SumOp>(loc, squares, axes);
     }
-    Value norm = math.cast(math.sqrt(squares), f32);
+    Value norm = math.cast(math.sqrt(squares), normType);
     Value squaredNorm = math.mul(norm, norm);
     squaredNorms.push_back(
         builder.create<mdl::ReshapeOp>(loc, squaredNorm, ArrayRef<int64_t>{1}));
   }
   Value totalNorm;
   if (squaredNorms.empty()) {
-    totalNorm = math.constant(0.0, f32);
+    totalNorm = math.constant(0.0, normType);
   } else {
     Value stacked = builder.create<mdl::ConcatOp>(loc, squaredNorms, 0);
     Value sum = builder.create<mdl::SumOp>(loc, stacked, ArrayRef<int64_t>{0});
     totalNorm = math.sqrt(sum);
   }
-  store(totalNorm, getBufferSymbol(entry, "out", "grad_norm"));
+  store(math.cast(totalNorm, builder.getF32Type()),
+        getBufferSymbol(entry, "out", "grad_norm"));
 
   // clip_coef = max_norm / (total_norm + 1e-6), which torch evaluates as
-  // reciprocal(total_norm + 1e-6) * max_norm in f32, then clamped to 1.
+  // reciprocal(total_norm + 1e-6) * max_norm in f32 (f64 for f64 parameters), then clamped to 1.
   // grad_clip = 0 (off) multiplies by exactly 1 instead.
   Value gradClip = hyper("grad_clip");
-  Value one = math.constant(1.0, f32);
-  Value guardedNorm = math.add(totalNorm, math.constant(1e-6, f32));
+  Value one = math.constant(1.0, normType);
+  Value guardedNorm = math.add(totalNorm, math.constant(1e-6, normType));
   Value reciprocal = math.div(one, guardedNorm);
-  Value coefficient = math.mul(reciprocal, math.cast(gradClip, f32));
+  Value coefficient = math.mul(reciprocal, math.cast(gradClip, normType));
   coefficient = math.min(coefficient, one);
   Value clipping =
       math.compare(mdl::CmpPredicate::gt, gradClip, math.constant(0.0));

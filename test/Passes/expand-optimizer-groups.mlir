@@ -9,6 +9,10 @@
 // RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "adamw"}, param_groups = {named = {match = ["x*", "s"], weight_decay = 2.500000e-01 : f64}}}/' %S/Inputs/expand-optimizer-module.mlir \
 // RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=ADAMW
+// Many wildcards select as the plain name: "**s**" matches @s only, and
+// "?*w*" nothing ("?" takes the one character before "w"), so ADAMW holds.
+// RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "adamw"}, param_groups = {named = {match = ["**s**", "?*w*"], weight_decay = 2.500000e-01 : f64}}}/' %S/Inputs/expand-optimizer-module.mlir \
+// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=ADAMW
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd"}, param_groups = {none = {match = ["x*"], weight_decay = 0.0 : f64}}}/' %S/Inputs/expand-optimizer-module.mlir \
 // RUN:   | not modelc-opt --mdl-expand-optimizer 2>&1 | FileCheck %s --check-prefix=NONE
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd"}, param_groups = {a = {match = ["?"], weight_decay = 0.0 : f64}, b = {max_rank = 2 : i64, weight_decay = 0.0 : f64}}}/' %S/Inputs/expand-optimizer-module.mlir \
