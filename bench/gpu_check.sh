@@ -90,6 +90,7 @@ check timeout 150 $PY test/GPU/gpu_suite.py train $G/lenet_f64 --steps 30 --rtol
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/char_gpt_f64 --steps 10 --rtol 1e-6 "${TEXT[@]}"
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/text_classifier_f64 --steps 10 --rtol 1e-6 "${LINES[@]}"
 check timeout 150 $PY test/GPU/gpu_suite.py train $G/resnet_f64 --steps 10 --rtol 1e-6 "${FASHION[@]}"
+check timeout 150 $PY test/GPU/gpu_suite.py train $G/lstm_lm_f64 --steps 10 --rtol 1e-6 "${TEXT[@]}"
 
 step "GPU suite: infer GPU vs CPU"
 check timeout 120 $G/fashion_mlp --cpu --steps 20 --set warmup=0 --checkpoint-dir $CK/infer \
@@ -101,7 +102,7 @@ step "GPU suite: every kernel vs the CPU"
 for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16 \
          lenet_f64 char_gpt_f64 fashion_mlp_f16 mlp_f16 fashion_mlp_zero \
          text_classifier text_classifier_f64 resnet resnet_f64 conv_transpose \
-         conv_transpose_grad upsample; do
+         conv_transpose_grad upsample lstm_lm lstm_lm_f64; do
   check timeout 150 $PY test/GPU/gpu_suite.py kernels $G/$p
 done
 

@@ -50,6 +50,12 @@ strip "$tmp/text_classifier" "$tmp/text_classifier_f64"
 "$BUILD/bin/modelc" examples/resnet.mdl -o "$tmp/resnet"
 "$BUILD/bin/modelc" examples/resnet.mdl --widen-f64 -D WIDTH=8 -o "$tmp/resnet_f64"
 strip "$tmp/resnet" "$tmp/resnet_f64"
+# The LSTM language model (issue 16: the time loop as a block kernel), as
+# written (f32) and small in f64.
+"$BUILD/bin/modelc" examples/lstm_lm.mdl -o "$tmp/lstm_lm"
+"$BUILD/bin/modelc" examples/lstm_lm.mdl --widen-f64 -D DROPOUT=0.0 -D EMSIZE=32 -D NHID=32 \
+  -o "$tmp/lstm_lm_f64"
+strip "$tmp/lstm_lm" "$tmp/lstm_lm_f64"
 # Issue 16's other new ops, for kernelcheck: conv_transpose2d forward
 # (infer) and backward (train), bilinear and nearest interpolate.
 "$BUILD/bin/modelc" test/E2E/Inputs/conv_transpose.mdl -o "$tmp/conv_transpose"
@@ -57,14 +63,14 @@ strip "$tmp/resnet" "$tmp/resnet_f64"
 "$BUILD/bin/modelc" test/E2E/Inputs/upsample.mdl -o "$tmp/upsample"
 strip "$tmp/conv_transpose" "$tmp/conv_transpose_grad" "$tmp/upsample"
 # Each program carries its own static OpenBLAS (~25 MB). xz -9's 64 MiB
-# dictionary spans two programs, so the copies compress to almost nothing:
-# 8.7 MB for the fourteen (33 MB at xz's default -6, which with the data
-# passed the device machine's 64 MiB carry limit).
+# dictionary spans two programs, so the copies compress to almost nothing
+# (10.8 MB for nineteen programs; fourteen took 33 MB at xz's default -6,
+# which with the data passed the device machine's 64 MiB carry limit).
 XZ_OPT=-9 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
   fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
   fashion_mlp_f16 mlp_f16 fashion_mlp_zero sums text_classifier \
   text_classifier_f64 resnet resnet_f64 conv_transpose conv_transpose_grad \
-  upsample
+  upsample lstm_lm lstm_lm_f64
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"

@@ -433,6 +433,89 @@ std::optional<CValue> batchNorm(BuiltinCall &call) {
                                              *x, std::move(attrs), call.loc));
 }
 
+/// `lstm_layer(x, h0, c0, weight_ih, weight_hh, bias_ih = ?, bias_hh = ?)`:
+/// one layer of torch.nn.LSTM (batch_first) over `x` `[b, t, n]` from the state
+/// `h0`, `c0` (`[b, h]`), with torch's weights `[4h, n]`, `[4h, h]` and
+/// biases `[4h]` (gates i, f, g, o). Returns `[output, h_n, c_n]`: every
+/// step's hidden state `[b, t, h]` and the last state. The input projection
+/// of all steps is one matrix product; the recurrence is mdl.lstm_scan, a
+/// loop over time.
+std::optional<CValue> lstmLayer(BuiltinCall &call) {
+  std::optional<TensorType> x = operand(call, 0, 3, "[b, t, n]");
+  if (!x)
+    return std::nullopt;
+  if (x->dtype != DType::F32 && x->dtype != DType::F64)
+    return call.error(0, "'lstm_layer' runs in f32 or f64, got " + x->str() +
+                             " (cast it first)");
+  std::optional<TensorType> weightHh =
+      operand(call, 4, 2, "[4h, h]", x->dtype);
+  if (!weightHh)
+    return std::nullopt;
+  const int64_t hidden = weightHh->shape[1];
+  const int64_t batch = x->shape[0], time = x->shape[1];
+  if (weightHh->shape[0] != 4 * hidden)
+    return call.error(4, "'lstm_layer' expects 'weight_hh' of shape [4h, h], got " +
+                             weightHh->str());
+  auto expect = [&](size_t i, std::vector<int64_t> shape,
+                    const char *layout) -> std::optional<int> {
+    std::optional<TensorType> t =
+        operand(call, i, static_cast<int>(shape.size()), layout, x->dtype);
+    if (!t)
+      return std::nullopt;
+    if (t->shape != shape)
+      return call.error(i, "'lstm_layer' expects '" + std::string(call.param(i)) +
+                               "' of shape " + formatShape(shape) + " " +
+                               layout + ", got " + t->str());
+    return call.value(i).tensor;
+  };
+  std::optional<int> h0 = expect(1, {batch, hidden}, "[b, h]");
+  std::optional<int> c0 = h0 ? expect(2, {batch, hidden}, "[b, h]") : h0;
+  std::optional<int> weightIh =
+      c0 ? expect(3, {4 * hidden, x->shape[2]}, "[4h, n]") : c0;
+  if (!weightIh)
+    return std::nullopt;
+  std::vector<int> biases;
+  for (size_t i : {5, 6}) {
+    if (!call.has(i))
+      continue;
+    std::optional<int> bias = expect(i, {4 * hidden}, "[4h]");
+    if (!bias)
+      return std::nullopt;
+    biases.push_back(*bias);
+  }
+
+  GraphBuilder &builder = call.builder;
+  const DType dtype = x->dtype;
+  TensorType projected{dtype, {batch, time, 4 * hidden}};
+  int transposed = builder.emit1(
+      "transpose", {*weightIh}, TensorType{dtype, {x->shape[2], 4 * hidden}},
+      {{"perm", Attr(std::vector<int64_t>{1, 0})}}, call.loc);
+  int input = builder.emit1("matmul", {call.value(0).tensor, transposed},
+                            projected, {}, call.loc);
+  for (int bias : biases)
+    input = builder.emit1("add", {input, bias}, projected, {}, call.loc);
+  TensorType steps{dtype, {batch, time + 1, hidden}};
+  std::vector<int> scan =
+      builder.emit("lstm_scan", {input, call.value(4).tensor, *h0, *c0},
+                   {steps, steps, projected}, {}, call.loc);
+  auto slice = [&](int value, int64_t from, int64_t to) {
+    AttrDict attrs{{"starts", Attr(std::vector<int64_t>{0, from, 0})},
+                   {"limits", Attr(std::vector<int64_t>{batch, to, hidden})},
+                   {"strides", Attr(std::vector<int64_t>{1, 1, 1})}};
+    return builder.emit1("slice", {value},
+                         TensorType{dtype, {batch, to - from, hidden}},
+                         std::move(attrs), call.loc);
+  };
+  auto last = [&](int value) {
+    return CValue::ofTensor(builder.emit1("reshape",
+                                          {slice(value, time, time + 1)},
+                                          TensorType{dtype, {batch, hidden}},
+                                          {}, call.loc));
+  };
+  return CValue::ofList({CValue::ofTensor(slice(scan[0], 1, time + 1)),
+                         last(scan[0]), last(scan[1])});
+}
+
 /// `embedding(ids, table)`: integer ids, table `[V, D]` -> ids.shape + [D].
 std::optional<CValue> embedding(BuiltinCall &call) {
   std::optional<int> ids = call.tensor(0);
@@ -618,6 +701,15 @@ const std::vector<BuiltinDef> &nnBuiltins() {
       {"rms_norm",
        {{"x", nullptr}, {"w", "?"}, {"eps", "eps of x's dtype"}},
        rmsNorm},
+      {"lstm_layer",
+       {{"x", nullptr},
+        {"h0", nullptr},
+        {"c0", nullptr},
+        {"weight_ih", nullptr},
+        {"weight_hh", nullptr},
+        {"bias_ih", "?"},
+        {"bias_hh", "?"}},
+       lstmLayer},
       {"batch_norm",
        {{"x", nullptr},
         {"running_mean", nullptr},

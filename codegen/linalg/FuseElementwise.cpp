@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace modelc {
@@ -44,9 +45,22 @@ struct MdlFuseElementwisePass
     GreedyRewriteConfig config;
     // Only the fusion itself: no region simplification on the way.
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (failed(applyPatternsAndFoldGreedily(func, frozen, config)))
-        return signalPassFailure();
+    // Not inside loops: the bodies of the time loops (lstm_scan) write
+    // their carried tensors in place through generics whose `outs` they do
+    // not read, which the fusion patterns would replace by fresh tensors
+    // (an allocation per step, and no longer in place).
+    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      for (bool changed = true; changed;) {
+        SmallVector<Operation *> ops;
+        func.walk([&](linalg::GenericOp op) {
+          if (!op->getParentOfType<scf::ForOp>())
+            ops.push_back(op);
+        });
+        if (failed(applyOpPatternsAndFold(ops, frozen, config, &changed)))
+          return signalPassFailure();
+      }
+    }
   }
 };
 

@@ -12,4 +12,5 @@ void modelc::populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateLossToLinalgPatterns(patterns);
   populateMeanReductionToLinalgPatterns(patterns);
   populateGeluToLinalgPatterns(patterns);
+  populateRecurrentToLinalgPatterns(patterns);
 }

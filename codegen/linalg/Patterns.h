@@ -33,6 +33,7 @@ void populateEmbeddingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateLossToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateMeanReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateGeluToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace modelc
 

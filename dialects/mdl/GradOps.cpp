@@ -108,3 +108,12 @@ LogicalResult SliceGradOp::verify() {
                                     getLimits(), getStrides()),
                     getGrad());
 }
+
+LogicalResult LstmScanGradOp::verify() {
+  return verifyLstmShapes(
+      *this, getGates(), getWeightHh(), {{"input_grad", getInputGrad()}},
+      {{"h0_grad", getH0Grad()}, {"c0_grad", getC0Grad()}},
+      {{"hidden_grad", getHiddenGrad()},
+       {"cell_grad", getCellGrad()},
+       {"cell", getCell()}});
+}

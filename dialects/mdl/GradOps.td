@@ -145,4 +145,40 @@ def Mdl_SliceGradOp : Mdl_Op<"slice_grad", [Pure, SameOperandsAndResultElementTy
   let hasVerifier = 1;
 }
 
+def Mdl_LstmScanGradOp : Mdl_Op<"lstm_scan_grad", [
+    Pure,
+    AllElementTypesMatch<["hidden_grad", "cell_grad", "gates", "cell",
+                          "weight_hh", "input_grad", "h0_grad", "c0_grad"]>]> {
+  let summary = "gradient of lstm_scan, as a loop backwards over time";
+  let description = [{
+    From the adjoints of `mdl.lstm_scan`'s `hidden` and `cell`
+    (`[b, t + 1, h]`) and its saved `gates` and `cell`, steps s = t - 1
+    down to 0 (PyTorch's `_thnn_fused_lstm_cell_backward`, step by step):
+
+        dh = hidden_grad[:, s + 1] + (carried from step s + 1)
+        dc = cell_grad[:, s + 1] + (carried) + dh * o * (1 - tanh(c)^2)
+        input_grad[:, s] = (dc * g * i (1 - i), dc * cell[:, s] * f (1 - f),
+                            dc * i * (1 - g^2), dh * tanh(c) * o (1 - o))
+        carried: dh = input_grad[:, s] W_hh, dc = dc * f
+
+    where c = cell[:, s + 1]. `h0_grad` and `c0_grad` add the carried
+    values to the adjoints at step 0. The gradient of `weight_hh` is a
+    matrix product outside the loop (the VJP builds it).
+
+    ```mlir
+    %dx, %dh0, %dc0 = mdl.lstm_scan_grad %dh, %dc, %g, %c, %w_hh : (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>, tensor<4x17x8xf32>, tensor<32x8xf32>) -> (tensor<4x16x32xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$hidden_grad,
+                       Mdl_FloatTensor:$cell_grad, Mdl_FloatTensor:$gates,
+                       Mdl_FloatTensor:$cell, Mdl_FloatTensor:$weight_hh);
+  let results = (outs Mdl_FloatTensor:$input_grad, Mdl_FloatTensor:$h0_grad,
+                      Mdl_FloatTensor:$c0_grad);
+  let assemblyFormat = [{
+    $hidden_grad `,` $cell_grad `,` $gates `,` $cell `,` $weight_hh attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MODELC_DIALECTS_MDL_GRADOPS_TD

@@ -37,6 +37,16 @@ LogicalResult verifyPool2dOp(Operation *op, ArrayRef<int64_t> kernel,
 LogicalResult verifyTensorType(Operation *op, StringRef what, Type actual,
                                ArrayRef<int64_t> shape, Type elementType);
 
+/// The operands and results of mdl.lstm_scan and its gradient: `sequence`
+/// is `[b, t, 4h]` and `weightHh` `[4h, h]` in f32 or f64, every value of
+/// `states` is `[b, h]` and every one of `steps` `[b, t + 1, h]`, all of
+/// one element type.
+LogicalResult
+verifyLstmShapes(Operation *op, Value sequence, Value weightHh,
+                 ArrayRef<std::pair<StringRef, Value>> sequences,
+                 ArrayRef<std::pair<StringRef, Value>> states,
+                 ArrayRef<std::pair<StringRef, Value>> steps);
+
 } // namespace mlir::mdl
 
 #define GET_OP_CLASSES

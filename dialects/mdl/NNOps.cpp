@@ -297,3 +297,48 @@ LogicalResult BceWithLogitsOp::verify() {
 LogicalResult AccuracyOp::verify() {
   return verifyClassLabels(*this, getLogits(), getLabels());
 }
+
+//===----------------------------------------------------------------------===//
+// lstm_scan
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::mdl::verifyLstmShapes(
+    Operation *op, Value sequence, Value weightHh,
+    ArrayRef<std::pair<StringRef, Value>> sequences,
+    ArrayRef<std::pair<StringRef, Value>> states,
+    ArrayRef<std::pair<StringRef, Value>> steps) {
+  auto sequenceType = cast<RankedTensorType>(sequence.getType());
+  auto weightType = cast<RankedTensorType>(weightHh.getType());
+  Type elementType = sequenceType.getElementType();
+  if (!elementType.isF32() && !elementType.isF64())
+    return op->emitOpError("runs in f32 or f64, got ") << elementType;
+  if (weightType.getRank() != 2 ||
+      weightType.getDimSize(0) != 4 * weightType.getDimSize(1))
+    return op->emitOpError("weight_hh must be [4h, h], got ")
+           << formatShape(weightType.getShape());
+  int64_t hidden = weightType.getDimSize(1);
+  if (sequenceType.getRank() != 3 || sequenceType.getDimSize(2) != 4 * hidden)
+    return op->emitOpError("the sequences must be [b, t, ")
+           << 4 * hidden << "] (4h, from weight_hh), got "
+           << formatShape(sequenceType.getShape());
+  int64_t batch = sequenceType.getDimSize(0);
+  int64_t time = sequenceType.getDimSize(1);
+  auto check = [&](ArrayRef<std::pair<StringRef, Value>> values,
+                   ArrayRef<int64_t> shape) {
+    for (auto [name, value] : values)
+      if (failed(verifyTensorType(op, name, value.getType(), shape,
+                                  elementType)))
+        return failure();
+    return success();
+  };
+  return success(succeeded(check(sequences, {batch, time, 4 * hidden})) &&
+                 succeeded(check(states, {batch, hidden})) &&
+                 succeeded(check(steps, {batch, time + 1, hidden})));
+}
+
+LogicalResult LstmScanOp::verify() {
+  return verifyLstmShapes(*this, getInput(), getWeightHh(),
+                          {{"gates", getGates()}},
+                          {{"h0", getH0()}, {"c0", getC0()}},
+                          {{"hidden", getHidden()}, {"cell", getCell()}});
+}

@@ -251,6 +251,45 @@ def Mdl_EmbeddingOp : Mdl_Op<"embedding", [
   ];
 }
 
+// The recurrence of torch.nn.LSTM, one layer and one direction, as a loop
+// over time (never unrolled: its size does not grow with the sequence).
+def Mdl_LstmScanOp : Mdl_Op<"lstm_scan", [
+    Pure,
+    AllElementTypesMatch<["input", "weight_hh", "h0", "c0", "hidden", "cell",
+                          "gates"]>,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
+  let summary = "the time loop of one LSTM layer";
+  let description = [{
+    `input` is `[b, t, 4h]`, the input projection `x W_ih^T + b_ih + b_hh`
+    of every step with torch.nn.LSTM's gate order (i, f, g, o);
+    `weight_hh` is `[4h, h]`, `h0` and `c0` are `[b, h]`. For each step s:
+
+        pre = input[:, s] + hidden[:, s] W_hh^T
+        i, f, o = sigmoid(pre_i), sigmoid(pre_f), sigmoid(pre_o)
+        g = tanh(pre_g)
+        cell[:, s + 1] = f * cell[:, s] + i * g
+        hidden[:, s + 1] = o * tanh(cell[:, s + 1])
+
+    with `hidden[:, 0] = h0` and `cell[:, 0] = c0`, so `hidden` and `cell`
+    are `[b, t + 1, h]`. `gates` (`[b, t, 4h]`) keeps the activated gates
+    for `mdl.lstm_scan_grad`; it has no adjoint of its own. f32 or f64
+    (automatic mixed precision runs it in f32).
+
+    ```mlir
+    %h, %c, %g = mdl.lstm_scan %xw, %w_hh, %h0, %c0 : (tensor<4x16x32xf32>, tensor<32x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>)
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$weight_hh,
+                       Mdl_FloatTensor:$h0, Mdl_FloatTensor:$c0);
+  let results = (outs Mdl_FloatTensor:$hidden, Mdl_FloatTensor:$cell,
+                      Mdl_FloatTensor:$gates);
+  let assemblyFormat = [{
+    $input `,` $weight_hh `,` $h0 `,` $c0 attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 // Not Pure: two dropouts of one value draw different masks, so they must
 // not be merged.
 def Mdl_DropoutOp : Mdl_Op<"dropout", [SameOperandsAndResultType]> {

@@ -206,3 +206,36 @@ SmallVector<Value> MseLossOp::buildVJP(OpBuilder &builder,
   Value inputGrad = b.mul(b.sub(getInput(), getTarget()), scale);
   return {inputGrad, b.neg(inputGrad)};
 }
+
+//===----------------------------------------------------------------------===//
+// lstm_scan
+//===----------------------------------------------------------------------===//
+
+// The time loop backwards is mdl.lstm_scan_grad (PyTorch's LSTM backward,
+// step by step); what is left is the gradient of weight_hh, the sum over
+// every step of dpre_s^T h_s with h_s = hidden[:, s] the state the step
+// read: one [4h, b t] x [b t, h] matrix product. `gates` has no adjoint
+// (only the gradient op reads it).
+SmallVector<Value> LstmScanOp::buildVJP(OpBuilder &builder,
+                                        ArrayRef<Value> resultAdjoints) {
+  VJPBuilder b(builder, getLoc());
+  Value hiddenGrad = resultAdjoints[0] ? resultAdjoints[0]
+                                       : b.zeros(getHidden().getType());
+  Value cellGrad =
+      resultAdjoints[1] ? resultAdjoints[1] : b.zeros(getCell().getType());
+  auto grad = builder.create<LstmScanGradOp>(
+      getLoc(),
+      TypeRange{getInput().getType(), getH0().getType(), getC0().getType()},
+      hiddenGrad, cellGrad, getGates(), getCell(), getWeightHh());
+  ArrayRef<int64_t> sequence = shapeOf(getInput());
+  int64_t rows = sequence[0] * sequence[1];
+  int64_t hidden = shapeOf(getH0())[1];
+  Value read = b.slice(getHidden(), {0, 0, 0},
+                       {sequence[0], sequence[1], hidden}, {1, 1, 1});
+  Value weightGrad =
+      b.matmul(b.transposeLastTwo(b.reshape(grad.getInputGrad(),
+                                            {rows, sequence[2]})),
+               b.reshape(read, {rows, hidden}));
+  return {grad.getInputGrad(), weightGrad, grad.getH0Grad(),
+          grad.getC0Grad()};
+}

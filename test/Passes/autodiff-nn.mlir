@@ -1,6 +1,6 @@
 // --mdl-autodiff: the vector-Jacobian products of the neural-network ops
 // and losses (NNVJP.cpp): convolution, pooling, layer_norm, embedding,
-// cross_entropy, mse_loss. G is the op result's adjoint.
+// cross_entropy, mse_loss, lstm_scan. G is the op result's adjoint.
 // RUN: modelc-opt %s --mdl-autodiff | FileCheck %s
 
 mdl.param @w : tensor<4x1x2x2xf32> = zeros()
@@ -13,8 +13,11 @@ mdl.param @table : tensor<5x3xf32> = zeros()
 mdl.param @logits : tensor<2x3x5xf32> = zeros()
 mdl.param @pred : tensor<2x3xf32> = zeros()
 mdl.param @target : tensor<2x3xf32> = zeros()
+mdl.param @w_hh : tensor<8x2xf32> = zeros()
 mdl.buffer @ids : tensor<2x4xi32> {entry = "t", key = "ids", phase = "train", role = "input"}
 mdl.buffer @labels : tensor<2x3xi64> {entry = "t", key = "labels", phase = "train", role = "input"}
+mdl.buffer @xw : tensor<3x4x8xf32> {entry = "t", key = "xw", phase = "train", role = "input"}
+mdl.buffer @h0 : tensor<3x2xf32> {entry = "t", key = "h0", phase = "train", role = "input"}
 mdl.buffer @loss : tensor<f32> {entry = "t", key = "loss", phase = "train", role = "output"}
 
 // conv2d: the input gets conv2d_grad_input (with the weight), the weight
@@ -177,6 +180,33 @@ func.func @mse_loss() attributes {mdl.autodiff = {loss = @loss, scale = 1.000000
   %p = mdl.param_ref @pred : tensor<2x3xf32>
   %t = mdl.param_ref @target : tensor<2x3xf32>
   %l = mdl.mse_loss %p, %t : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<f32>
+  mdl.store %l, @loss : tensor<f32>
+  return
+}
+
+// lstm_scan: lstm_scan_grad from the adjoints of hidden (here G) and cell
+// (none: zeros) with the saved gates and cells; weight_hh gets the sum over
+// the steps of dpre^T h, one matrix product of the input gradient [b t, 4h]
+// transposed and the states the steps read, hidden[:, 0:t].
+// CHECK-LABEL: func.func @lstm()
+// CHECK:      %[[W:.*]] = mdl.param_ref @w_hh
+// CHECK:      %{{.*}}, %[[C:.*]], %[[GATES:.*]] = mdl.lstm_scan
+// CHECK:      %[[G:.*]] = mdl.broadcast_to %{{.*}} : tensor<1x1x1xf32> -> tensor<3x5x2xf32>
+// CHECK-NEXT: %[[Z:.*]] = mdl.constant dense<0.000000e+00> : tensor<3x5x2xf32>
+// CHECK-NEXT: %[[DX:.*]], %{{.*}}, %{{.*}} = mdl.lstm_scan_grad %[[G]], %[[Z]], %[[GATES]], %[[C]], %[[W]]
+// CHECK-NEXT: %[[READ:.*]] = mdl.slice %{{.*}} starts = [0, 0, 0] limits = [3, 4, 2] strides = [1, 1, 1] : tensor<3x5x2xf32> -> tensor<3x4x2xf32>
+// CHECK-NEXT: %[[R:.*]] = mdl.reshape %[[READ]] : tensor<3x4x2xf32> -> tensor<12x2xf32>
+// CHECK-NEXT: %[[D:.*]] = mdl.reshape %[[DX]] : tensor<3x4x8xf32> -> tensor<12x8xf32>
+// CHECK-NEXT: %[[DT:.*]] = mdl.transpose %[[D]] perm = [1, 0] : tensor<12x8xf32> -> tensor<8x12xf32>
+// CHECK-NEXT: %[[DW:.*]] = mdl.matmul %[[DT]], %[[R]] : tensor<8x12xf32>, tensor<12x2xf32> -> tensor<8x2xf32>
+// CHECK-NEXT: %[[OLD:.*]] = mdl.load @"grad:w_hh"
+// CHECK-NEXT: mdl.add %[[OLD]], %[[DW]]
+func.func @lstm() attributes {mdl.autodiff = {loss = @loss, scale = 1.000000e+00 : f64}} {
+  %w = mdl.param_ref @w_hh : tensor<8x2xf32>
+  %x = mdl.load @xw : tensor<3x4x8xf32>
+  %h0 = mdl.load @h0 : tensor<3x2xf32>
+  %h, %c, %g = mdl.lstm_scan %x, %w, %h0, %h0 : (tensor<3x4x8xf32>, tensor<8x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> (tensor<3x5x2xf32>, tensor<3x5x2xf32>, tensor<3x4x8xf32>)
+  %l = mdl.sum %h axes = [0, 1, 2] : tensor<3x5x2xf32> -> tensor<f32>
   mdl.store %l, @loss : tensor<f32>
   return
 }

@@ -318,3 +318,54 @@ def batch_norm(x, weight, bias, running_mean, running_var, training, momentum=0.
         return dx, (dy * xhat).sum(axis=axes), dy.sum(axis=axes)
 
     return y, backward, new_mean, new_var
+
+
+def lstm(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One layer of torch.nn.LSTM (batch_first) over x [b, t, n] from (h0, c0) [b, h].
+
+    Written from torch.nn.LSTM's documented equations, gates in its order
+    (i, f, g, o): i = σ(W_ii x + b_ii + W_hi h + b_hi), f likewise, g = tanh(..),
+    o = σ(..); c' = f·c + i·g; h' = o·tanh(c'). Returns (output [b, t, h],
+    h_n, c_n) and a backward taking (d_output, d_h_n, d_c_n) (None for zero)
+    and returning (dx, dh0, dc0, dw_ih, dw_hh, db_ih, db_hh) by
+    back-propagation through time.
+    """
+    b, t, _ = x.shape
+    hidden = w_hh.shape[1]
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    hs, cs, gates = [h0], [c0], []
+    for s in range(t):
+        pre = x[:, s] @ w_ih.T + hs[-1] @ w_hh.T
+        if b_ih is not None:
+            pre = pre + b_ih + b_hh
+        i, f, g, o = np.split(pre, 4, axis=1)
+        i, f, g, o = sig(i), sig(f), np.tanh(g), sig(o)
+        cs.append(f * cs[-1] + i * g)
+        hs.append(o * np.tanh(cs[-1]))
+        gates.append((i, f, g, o))
+    out = np.stack(hs[1:], axis=1)
+
+    def backward(dout, dh_n=None, dc_n=None):
+        dx = np.zeros_like(x)
+        dw_ih, dw_hh = np.zeros_like(w_ih), np.zeros_like(w_hh)
+        dbias = np.zeros(4 * hidden, dtype=x.dtype)
+        dh = np.zeros_like(h0) if dh_n is None else dh_n.copy()
+        dc = np.zeros_like(c0) if dc_n is None else dc_n.copy()
+        for s in reversed(range(t)):
+            i, f, g, o = gates[s]
+            dh = dh + dout[:, s]
+            tc = np.tanh(cs[s + 1])
+            dc = dc + dh * o * (1 - tc * tc)
+            dpre = np.concatenate([dc * g * i * (1 - i), dc * cs[s] * f * (1 - f),
+                                   dc * i * (1 - g * g), dh * tc * o * (1 - o)], axis=1)
+            dx[:, s] = dpre @ w_ih
+            dw_ih += dpre.T @ x[:, s]
+            dw_hh += dpre.T @ hs[s]
+            dbias += dpre.sum(axis=0)
+            dh = dpre @ w_hh
+            dc = dc * f
+        if b_ih is None:
+            return dx, dh, dc, dw_ih, dw_hh, None, None
+        return dx, dh, dc, dw_ih, dw_hh, dbias, dbias.copy()
+
+    return (out, hs[-1], cs[-1]), backward

@@ -25,6 +25,7 @@ import compare
 import grad_scaler
 import idx_np
 import layers
+import lstm_lm
 import models
 import optim
 import resnet
@@ -284,6 +285,56 @@ def check_encoder(report, rng):
             analytic = float(grads[name].reshape(-1)[i])
             worst = max(worst, abs(numeric - analytic) / max(abs(numeric), abs(analytic), 1e-3))
     report.check("encoder: every parameter's gradient against finite differences", worst, 1e-4)
+
+
+def lstm_flat(*inputs):
+    """layers.lstm with its three results as one [b, t*h + 2h] array, for check_layer."""
+    (out, h_n, c_n), back = layers.lstm(*inputs)
+    b, t, h = out.shape
+    y = np.concatenate([out.reshape(b, t * h), h_n, c_n], axis=1)
+
+    def backward(dy):
+        grads = back(dy[:, :t * h].reshape(b, t, h), dy[:, t * h:t * h + h], dy[:, t * h + h:])
+        return tuple(g for g in grads if g is not None)
+
+    return y, backward
+
+
+def check_lstm(report, rng):
+    """layers.lstm (every input and parameter, with and without biases, through the output and the
+    last state) and lstm_lm.py's model by finite differences; the cell against a closed form."""
+    n = rng.standard_normal
+    check_layer(report, "lstm", lstm_flat, [n((2, 4, 3)), n((2, 5)), n((2, 5)), 0.5 * n((20, 3)),
+                                            0.5 * n((20, 5)), n(20), n(20)], rng)
+    check_layer(report, "lstm without biases", lstm_flat,
+                [n((3, 2, 2)), n((3, 4)), n((3, 4)), 0.5 * n((16, 2)), 0.5 * n((16, 4))], rng)
+    # Zero weights: every gate is sigmoid(0) = 1/2 and g = tanh(0) = 0, so c_t = c0 / 2^t and
+    # h_t = tanh(c_t) / 2.
+    c0 = n((2, 3))
+    (out, _, c_n), _ = layers.lstm(n((2, 4, 5)), n((2, 3)), c0, np.zeros((12, 5)), np.zeros((12, 3)))
+    expected = np.stack([np.tanh(c0 / 2 ** (s + 1)) / 2 for s in range(4)], axis=1)
+    report.check("lstm: zero weights halve the cell each step", np.abs(out - expected).max(), 1e-15)
+    report.check("lstm: c_n of zero weights", np.abs(c_n - c0 / 16).max(), 1e-15)
+
+    params = {name: 0.3 * n(shape) for name, shape in lstm_lm.shapes(11, 4, 3, 2).items()}
+    ids = rng.integers(0, 11, (2, 5))
+    targets = rng.integers(0, 11, (2, 5))
+    _, grads = lstm_lm.loss_and_grads(params, ids, targets, 2)
+    h, worst = 1e-6, 0.0
+    for name in params:
+        flat = params[name].reshape(-1)
+        candidates = (ids.reshape(-1) * 4 if name == "encoder.weight" else np.arange(flat.size))
+        for i in rng.choice(candidates, 3, replace=False):
+            keep = flat[i]
+            flat[i] = keep + h
+            up, _ = lstm_lm.loss_and_grads(params, ids, targets, 2)
+            flat[i] = keep - h
+            down, _ = lstm_lm.loss_and_grads(params, ids, targets, 2)
+            flat[i] = keep
+            numeric = (up - down) / (2 * h)
+            analytic = float(grads[name].reshape(-1)[i])
+            worst = max(worst, abs(numeric - analytic) / max(abs(numeric), abs(analytic), 1e-3))
+    report.check("lstm_lm: every parameter's gradient against finite differences", worst, 1e-4)
 
 
 def naive_conv2d(x, w, b, stride, padding, dilation):
@@ -658,6 +709,7 @@ def main():
     check_attn(report, rng)
     check_encoder(report, rng)
     check_resnet(report, np.random.default_rng(2))
+    check_lstm(report, np.random.default_rng(3))
     check_files(report, rng)
     check_cli(report, rng)
     print(f"{report.passed} passed, {report.failed} failed")

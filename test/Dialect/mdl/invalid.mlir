@@ -1442,3 +1442,43 @@ func.func @f(%q: tensor<2x3x4x8xf32>) {
   %0 = mdl.attention %q, %q, %q scale = 0.5 dropout = 1.0 : tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32> -> tensor<2x3x4x8xf32>
   return
 }
+
+// -----
+
+func.func @f(%xw: tensor<4x16x32xf32>, %w: tensor<32x7xf32>, %h0: tensor<4x8xf32>) {
+  // expected-error @+1 {{weight_hh must be [4h, h], got [32, 7]}}
+  %h, %c, %g = mdl.lstm_scan %xw, %w, %h0, %h0 : (tensor<4x16x32xf32>, tensor<32x7xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%xw: tensor<4x16x24xf32>, %w: tensor<32x8xf32>, %h0: tensor<4x8xf32>) {
+  // expected-error @+1 {{the sequences must be [b, t, 32] (4h, from weight_hh), got [4, 16, 24]}}
+  %h, %c, %g = mdl.lstm_scan %xw, %w, %h0, %h0 : (tensor<4x16x24xf32>, tensor<32x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x24xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%xw: tensor<4x16x32xf32>, %w: tensor<32x8xf32>, %h0: tensor<4x8xf32>) {
+  // expected-error @+1 {{hidden type 'tensor<4x16x8xf32>' does not match the expected 'tensor<4x17x8xf32>'}}
+  %h, %c, %g = mdl.lstm_scan %xw, %w, %h0, %h0 : (tensor<4x16x32xf32>, tensor<32x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x16x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%xw: tensor<4x16x32xbf16>, %w: tensor<32x8xbf16>, %h0: tensor<4x8xbf16>) {
+  // expected-error @+1 {{runs in f32 or f64, got 'bf16'}}
+  %h, %c, %g = mdl.lstm_scan %xw, %w, %h0, %h0 : (tensor<4x16x32xbf16>, tensor<32x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>) -> (tensor<4x17x8xbf16>, tensor<4x17x8xbf16>, tensor<4x16x32xbf16>)
+  return
+}
+
+// -----
+
+func.func @f(%dh: tensor<4x17x8xf32>, %g: tensor<4x16x32xf32>, %w: tensor<32x8xf32>) {
+  // expected-error @+1 {{c0_grad type 'tensor<4x9xf32>' does not match the expected 'tensor<4x8xf32>'}}
+  %dx, %dh0, %dc0 = mdl.lstm_scan_grad %dh, %dh, %g, %dh, %w : (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>, tensor<4x17x8xf32>, tensor<32x8xf32>) -> (tensor<4x16x32xf32>, tensor<4x8xf32>, tensor<4x9xf32>)
+  return
+}

@@ -242,3 +242,13 @@ func.func @losses(%logits: tensor<2x16x10xf32>, %labels: tensor<2x16xi64>, %u8: 
   %3 = mdl.mse_loss %p, %p : tensor<3xf64>, tensor<3xf64> -> tensor<f64>
   return
 }
+
+// CHECK-LABEL: func.func @lstm_ops(
+func.func @lstm_ops(%xw: tensor<4x16x32xf32>, %w: tensor<32x8xf32>, %h0: tensor<4x8xf32>,
+                    %dh: tensor<4x17x8xf32>) {
+  // CHECK: %{{.*}}, %[[C:.*]], %[[G:.*]] = mdl.lstm_scan %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x16x32xf32>, tensor<32x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>)
+  %h, %c, %g = mdl.lstm_scan %xw, %w, %h0, %h0 : (tensor<4x16x32xf32>, tensor<32x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>)
+  // CHECK: mdl.lstm_scan_grad %{{.*}}, %{{.*}}, %[[G]], %[[C]], %{{.*}} : (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>, tensor<4x17x8xf32>, tensor<32x8xf32>) -> (tensor<4x16x32xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+  %dx, %dh0, %dc0 = mdl.lstm_scan_grad %dh, %dh, %g, %c, %w : (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>, tensor<4x17x8xf32>, tensor<32x8xf32>) -> (tensor<4x16x32xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+  return
+}
