@@ -102,7 +102,7 @@ step "GPU suite: every kernel vs the CPU"
 for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16 \
          lenet_f64 char_gpt_f64 fashion_mlp_f16 mlp_f16 fashion_mlp_zero \
          text_classifier text_classifier_f64 resnet resnet_f64 conv_transpose \
-         conv_transpose_grad upsample lstm_lm lstm_lm_f64; do
+         conv_transpose_grad upsample lstm_lm lstm_lm_f64 recurrent gru_grad; do
   check timeout 150 $PY test/GPU/gpu_suite.py kernels $G/$p
 done
 

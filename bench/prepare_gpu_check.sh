@@ -55,7 +55,11 @@ strip "$tmp/resnet" "$tmp/resnet_f64"
 "$BUILD/bin/modelc" examples/lstm_lm.mdl -o "$tmp/lstm_lm"
 "$BUILD/bin/modelc" examples/lstm_lm.mdl --widen-f64 -D DROPOUT=0.0 -D EMSIZE=32 -D NHID=32 \
   -o "$tmp/lstm_lm_f64"
-strip "$tmp/lstm_lm" "$tmp/lstm_lm_f64"
+# The GRU for kernelcheck: its forward (with the LSTM's, infer) and its
+# backward (train).
+"$BUILD/bin/modelc" test/E2E/Inputs/recurrent.mdl -o "$tmp/recurrent"
+"$BUILD/bin/modelc" test/E2E/gradcheck/gru.mdl -o "$tmp/gru_grad"
+strip "$tmp/lstm_lm" "$tmp/lstm_lm_f64" "$tmp/recurrent" "$tmp/gru_grad"
 # Issue 16's other new ops, for kernelcheck: conv_transpose2d forward
 # (infer) and backward (train), bilinear and nearest interpolate.
 "$BUILD/bin/modelc" test/E2E/Inputs/conv_transpose.mdl -o "$tmp/conv_transpose"
@@ -70,7 +74,7 @@ XZ_OPT=-9 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt 
   fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
   fashion_mlp_f16 mlp_f16 fashion_mlp_zero sums text_classifier \
   text_classifier_f64 resnet resnet_f64 conv_transpose conv_transpose_grad \
-  upsample lstm_lm lstm_lm_f64
+  upsample lstm_lm lstm_lm_f64 recurrent gru_grad
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"

@@ -433,87 +433,172 @@ std::optional<CValue> batchNorm(BuiltinCall &call) {
                                              *x, std::move(attrs), call.loc));
 }
 
-/// `lstm_layer(x, h0, c0, weight_ih, weight_hh, bias_ih = ?, bias_hh = ?)`:
-/// one layer of torch.nn.LSTM (batch_first) over `x` `[b, t, n]` from the state
-/// `h0`, `c0` (`[b, h]`), with torch's weights `[4h, n]`, `[4h, h]` and
-/// biases `[4h]` (gates i, f, g, o). Returns `[output, h_n, c_n]`: every
-/// step's hidden state `[b, t, h]` and the last state. The input projection
-/// of all steps is one matrix product; the recurrence is mdl.lstm_scan, a
-/// loop over time.
-std::optional<CValue> lstmLayer(BuiltinCall &call) {
+/// The operands of a recurrent layer built-in, checked: `x` `[b, t, n]` in
+/// f32 or f64, then `states` states `[b, h]`, `weight_ih` `[g h, n]`,
+/// `weight_hh` `[g h, h]` (g = `gates`), and the optional `bias_ih`,
+/// `bias_hh` `[g h]`, in that parameter order.
+struct RecurrentArgs {
+  TensorType x;
+  int64_t hidden = 0;
+  std::vector<int> states;
+  int weightIh = -1, weightHh = -1;
+  std::optional<int> biasIh, biasHh;
+};
+
+std::optional<RecurrentArgs> recurrentArgs(BuiltinCall &call, int64_t gates,
+                                           size_t stateCount) {
+  RecurrentArgs args;
   std::optional<TensorType> x = operand(call, 0, 3, "[b, t, n]");
   if (!x)
     return std::nullopt;
   if (x->dtype != DType::F32 && x->dtype != DType::F64)
-    return call.error(0, "'lstm_layer' runs in f32 or f64, got " + x->str() +
-                             " (cast it first)");
-  std::optional<TensorType> weightHh =
-      operand(call, 4, 2, "[4h, h]", x->dtype);
-  if (!weightHh)
+    return call.error(0, call.quoted() + " runs in f32 or f64, got " +
+                             x->str() + " (cast it first)");
+  args.x = *x;
+  const size_t weightIh = 1 + stateCount, weightHh = weightIh + 1;
+  const std::string width = std::to_string(gates) + "h";
+  const std::string recurrentLayout = "[" + width + ", h]";
+  std::optional<TensorType> recurrent =
+      operand(call, weightHh, 2, recurrentLayout.c_str(), x->dtype);
+  if (!recurrent)
     return std::nullopt;
-  const int64_t hidden = weightHh->shape[1];
-  const int64_t batch = x->shape[0], time = x->shape[1];
-  if (weightHh->shape[0] != 4 * hidden)
-    return call.error(4, "'lstm_layer' expects 'weight_hh' of shape [4h, h], got " +
-                             weightHh->str());
+  args.hidden = recurrent->shape[1];
+  if (recurrent->shape[0] != gates * args.hidden)
+    return call.error(weightHh, call.quoted() + " expects 'weight_hh' of shape " +
+                                    recurrentLayout + ", got " +
+                                    recurrent->str());
+  const int64_t batch = x->shape[0];
   auto expect = [&](size_t i, std::vector<int64_t> shape,
-                    const char *layout) -> std::optional<int> {
-    std::optional<TensorType> t =
-        operand(call, i, static_cast<int>(shape.size()), layout, x->dtype);
+                    const std::string &layout) -> std::optional<int> {
+    std::optional<TensorType> t = operand(call, i, static_cast<int>(shape.size()),
+                                          layout.c_str(), x->dtype);
     if (!t)
       return std::nullopt;
     if (t->shape != shape)
-      return call.error(i, "'lstm_layer' expects '" + std::string(call.param(i)) +
-                               "' of shape " + formatShape(shape) + " " +
-                               layout + ", got " + t->str());
+      return call.error(i, call.quoted() + " expects '" +
+                               std::string(call.param(i)) + "' of shape " +
+                               formatShape(shape) + " " + layout + ", got " +
+                               t->str());
     return call.value(i).tensor;
   };
-  std::optional<int> h0 = expect(1, {batch, hidden}, "[b, h]");
-  std::optional<int> c0 = h0 ? expect(2, {batch, hidden}, "[b, h]") : h0;
-  std::optional<int> weightIh =
-      c0 ? expect(3, {4 * hidden, x->shape[2]}, "[4h, n]") : c0;
-  if (!weightIh)
+  for (size_t i = 1; i <= stateCount; ++i) {
+    std::optional<int> state = expect(i, {batch, args.hidden}, "[b, h]");
+    if (!state)
+      return std::nullopt;
+    args.states.push_back(*state);
+  }
+  std::optional<int> input =
+      expect(weightIh, {gates * args.hidden, x->shape[2]}, "[" + width + ", n]");
+  if (!input)
     return std::nullopt;
-  std::vector<int> biases;
-  for (size_t i : {5, 6}) {
+  args.weightIh = *input;
+  args.weightHh = call.value(weightHh).tensor;
+  for (size_t i : {weightHh + 1, weightHh + 2}) {
     if (!call.has(i))
       continue;
-    std::optional<int> bias = expect(i, {4 * hidden}, "[4h]");
+    std::optional<int> bias = expect(i, {gates * args.hidden}, "[" + width + "]");
     if (!bias)
       return std::nullopt;
-    biases.push_back(*bias);
+    (i == weightHh + 1 ? args.biasIh : args.biasHh) = *bias;
   }
+  return args;
+}
 
+/// `x W_ih^T (+ biases)` for every step: `[b, t, g h]`, one matrix product.
+int inputProjection(BuiltinCall &call, const RecurrentArgs &args, int64_t gates,
+                    const std::vector<int> &biases) {
   GraphBuilder &builder = call.builder;
-  const DType dtype = x->dtype;
-  TensorType projected{dtype, {batch, time, 4 * hidden}};
+  const DType dtype = args.x.dtype;
+  const int64_t width = gates * args.hidden;
+  TensorType projected{dtype, {args.x.shape[0], args.x.shape[1], width}};
   int transposed = builder.emit1(
-      "transpose", {*weightIh}, TensorType{dtype, {x->shape[2], 4 * hidden}},
+      "transpose", {args.weightIh}, TensorType{dtype, {args.x.shape[2], width}},
       {{"perm", Attr(std::vector<int64_t>{1, 0})}}, call.loc);
   int input = builder.emit1("matmul", {call.value(0).tensor, transposed},
                             projected, {}, call.loc);
   for (int bias : biases)
     input = builder.emit1("add", {input, bias}, projected, {}, call.loc);
-  TensorType steps{dtype, {batch, time + 1, hidden}};
-  std::vector<int> scan =
-      builder.emit("lstm_scan", {input, call.value(4).tensor, *h0, *c0},
-                   {steps, steps, projected}, {}, call.loc);
-  auto slice = [&](int value, int64_t from, int64_t to) {
-    AttrDict attrs{{"starts", Attr(std::vector<int64_t>{0, from, 0})},
-                   {"limits", Attr(std::vector<int64_t>{batch, to, hidden})},
-                   {"strides", Attr(std::vector<int64_t>{1, 1, 1})}};
-    return builder.emit1("slice", {value},
-                         TensorType{dtype, {batch, to - from, hidden}},
-                         std::move(attrs), call.loc);
-  };
-  auto last = [&](int value) {
-    return CValue::ofTensor(builder.emit1("reshape",
-                                          {slice(value, time, time + 1)},
-                                          TensorType{dtype, {batch, hidden}},
-                                          {}, call.loc));
-  };
-  return CValue::ofList({CValue::ofTensor(slice(scan[0], 1, time + 1)),
-                         last(scan[0]), last(scan[1])});
+  return input;
+}
+
+/// The results of a recurrent layer from its `[b, t + 1, h]` steps: every
+/// step's output `[b, t, h]` (steps 1..t), or the last state `[b, h]`.
+int recurrentOutput(BuiltinCall &call, const RecurrentArgs &args, int steps) {
+  const int64_t batch = args.x.shape[0], time = args.x.shape[1];
+  AttrDict attrs{{"starts", Attr(std::vector<int64_t>{0, 1, 0})},
+                 {"limits", Attr(std::vector<int64_t>{batch, time + 1, args.hidden})},
+                 {"strides", Attr(std::vector<int64_t>{1, 1, 1})}};
+  return call.builder.emit1("slice", {steps},
+                            TensorType{args.x.dtype, {batch, time, args.hidden}},
+                            std::move(attrs), call.loc);
+}
+int recurrentLastState(BuiltinCall &call, const RecurrentArgs &args, int steps) {
+  const int64_t batch = args.x.shape[0], time = args.x.shape[1];
+  AttrDict attrs{{"starts", Attr(std::vector<int64_t>{0, time, 0})},
+                 {"limits", Attr(std::vector<int64_t>{batch, time + 1, args.hidden})},
+                 {"strides", Attr(std::vector<int64_t>{1, 1, 1})}};
+  int last = call.builder.emit1("slice", {steps},
+                                TensorType{args.x.dtype, {batch, 1, args.hidden}},
+                                std::move(attrs), call.loc);
+  return call.builder.emit1("reshape", {last},
+                            TensorType{args.x.dtype, {batch, args.hidden}}, {},
+                            call.loc);
+}
+
+/// `lstm_layer(x, h0, c0, weight_ih, weight_hh, bias_ih = ?, bias_hh = ?)`:
+/// one layer of torch.nn.LSTM (batch_first) over `x` `[b, t, n]` from the
+/// state `h0`, `c0` (`[b, h]`), with torch's weights `[4h, n]`, `[4h, h]`
+/// and biases `[4h]` (gates i, f, g, o). Returns `[output, h_n, c_n]`:
+/// every step's hidden state `[b, t, h]` and the last state. The input
+/// projection of all steps (both biases included) is one matrix product;
+/// the recurrence is mdl.lstm_scan, a loop over time.
+std::optional<CValue> lstmLayer(BuiltinCall &call) {
+  std::optional<RecurrentArgs> args = recurrentArgs(call, 4, 2);
+  if (!args)
+    return std::nullopt;
+  std::vector<int> biases;
+  for (const std::optional<int> &bias : {args->biasIh, args->biasHh})
+    if (bias)
+      biases.push_back(*bias);
+  int input = inputProjection(call, *args, 4, biases);
+  const TensorType &x = args->x;
+  TensorType steps{x.dtype, {x.shape[0], x.shape[1] + 1, args->hidden}};
+  std::vector<int> scan = call.builder.emit(
+      "lstm_scan", {input, args->weightHh, args->states[0], args->states[1]},
+      {steps, steps, call.typeOf(input)}, {}, call.loc);
+  return CValue::ofList(
+      {CValue::ofTensor(recurrentOutput(call, *args, scan[0])),
+       CValue::ofTensor(recurrentLastState(call, *args, scan[0])),
+       CValue::ofTensor(recurrentLastState(call, *args, scan[1]))});
+}
+
+/// `gru_layer(x, h0, weight_ih, weight_hh, bias_ih = ?, bias_hh = ?)`: one
+/// layer of torch.nn.GRU (batch_first), weights `[3h, n]`, `[3h, h]`,
+/// biases `[3h]` (gates r, z, n). Returns `[output, h_n]`. `bias_ih` joins
+/// the input projection; `bias_hh` stays in the loop (n reads r * (W_hn h
+/// + b_hn)), zeros when absent; the recurrence is mdl.gru_scan.
+std::optional<CValue> gruLayer(BuiltinCall &call) {
+  std::optional<RecurrentArgs> args = recurrentArgs(call, 3, 1);
+  if (!args)
+    return std::nullopt;
+  std::vector<int> biases;
+  if (args->biasIh)
+    biases.push_back(*args->biasIh);
+  int input = inputProjection(call, *args, 3, biases);
+  const TensorType &x = args->x;
+  int biasHh = args->biasHh ? *args->biasHh
+                            : call.builder.constant(
+                                  0.0, TensorType{x.dtype, {3 * args->hidden}},
+                                  call.loc);
+  TensorType steps{x.dtype, {x.shape[0], x.shape[1] + 1, args->hidden}};
+  std::vector<int> scan = call.builder.emit(
+      "gru_scan", {input, args->weightHh, biasHh, args->states[0]},
+      {steps, call.typeOf(input),
+       TensorType{x.dtype, {x.shape[0], x.shape[1], args->hidden}}},
+      {}, call.loc);
+  return CValue::ofList(
+      {CValue::ofTensor(recurrentOutput(call, *args, scan[0])),
+       CValue::ofTensor(recurrentLastState(call, *args, scan[0]))});
 }
 
 /// `embedding(ids, table)`: integer ids, table `[V, D]` -> ids.shape + [D].
@@ -701,6 +786,14 @@ const std::vector<BuiltinDef> &nnBuiltins() {
       {"rms_norm",
        {{"x", nullptr}, {"w", "?"}, {"eps", "eps of x's dtype"}},
        rmsNorm},
+      {"gru_layer",
+       {{"x", nullptr},
+        {"h0", nullptr},
+        {"weight_ih", nullptr},
+        {"weight_hh", nullptr},
+        {"bias_ih", "?"},
+        {"bias_hh", "?"}},
+       gruLayer},
       {"lstm_layer",
        {{"x", nullptr},
         {"h0", nullptr},

@@ -49,7 +49,8 @@ AmpClass classify(Operation *op) {
   if (isa<SoftmaxOp>(op) && op->hasAttr(modelc::kAttentionSoftmaxAttrName))
     return AmpClass::Promote;
   if (isa<ExpOp, LogOp, PowOp, RsqrtOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-          CrossEntropyOp, MseLossOp, SumOp, MeanOp, AccuracyOp, LstmScanOp>(op))
+          CrossEntropyOp, MseLossOp, SumOp, MeanOp, AccuracyOp, LstmScanOp,
+          GruScanOp>(op))
     return AmpClass::F32;
   if (isa<CastOp, ConstantOp, ParamRefOp, LoadOp, StoreOp, DropoutMaskOp,
           ArangeOp>(op))

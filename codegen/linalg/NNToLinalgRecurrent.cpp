@@ -1,4 +1,4 @@
-// Lowering of mdl.lstm_scan and mdl.lstm_scan_grad: each one scf.for over
+// Lowering of mdl.lstm_scan, mdl.gru_scan and their gradients: each one scf.for over
 // the time steps, never unrolled, so its size does not depend on the
 // sequence length. The loop carries whole tensors and writes each step
 // through tensor.extract_slice -> linalg -> tensor.insert_slice at the same
@@ -40,6 +40,21 @@ public:
     return b.create<tensor::ExtractSliceOp>(
         loc, sliceType, source, offsets(step, column),
         sizes(type.getDimSize(0), width), strides());
+  }
+
+  /// Columns `[column, column + width)` of a `[b, w]` tensor.
+  Value columns(Value source, int64_t column, int64_t width) {
+    auto type = cast<RankedTensorType>(source.getType());
+    int64_t batch = type.getDimSize(0);
+    auto sliceType = RankedTensorType::get({batch, width},
+                                           type.getElementType());
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
+                                         b.getIndexAttr(column)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(batch),
+                                       b.getIndexAttr(width)};
+    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+    return b.create<tensor::ExtractSliceOp>(loc, sliceType, source, offsets,
+                                            sizes, strides);
   }
 
   /// `slice` (`[b, width]`) written into `dest` at time `step`, from
@@ -90,6 +105,60 @@ public:
         .getResult(0);
   }
 
+  /// One all-parallel linalg.generic over `[b, k h]` points (k =
+  /// `gates`), writing `outs` (`[b, k h]` each) in place. Column d1 belongs
+  /// to unit d1 mod h of gate block d1 / h; `body` gets, in order, the k
+  /// gate values of that unit read from `gateSource` (`[b, k h]`, through
+  /// the maps (d0, d1 mod h + g h)), the unit's element of each of `units`
+  /// (`[b, h]`), and the block index, and returns one value per out.
+  SmallVector<Value>
+  perColumn(Value gateSource, int64_t gates, int64_t hidden, ValueRange units,
+            ValueRange outs,
+            function_ref<SmallVector<Value>(OpBuilder &, Location,
+                                            ArrayRef<Value>, ArrayRef<Value>,
+                                            Value)>
+                body) {
+    MLIRContext *ctx = b.getContext();
+    AffineExpr row = getAffineDimExpr(0, ctx);
+    AffineExpr unit = getAffineDimExpr(1, ctx) % hidden;
+    SmallVector<Value> ins;
+    SmallVector<AffineMap> maps;
+    for (int64_t gate = 0; gate < gates; ++gate) {
+      ins.push_back(gateSource);
+      maps.push_back(AffineMap::get(2, 0, {row, unit + gate * hidden}, ctx));
+    }
+    for (Value value : units) {
+      ins.push_back(value);
+      maps.push_back(AffineMap::get(2, 0, {row, unit}, ctx));
+    }
+    maps.append(outs.size(), b.getMultiDimIdentityMap(2));
+    auto generic = b.create<linalg::GenericOp>(
+        loc, outs.getTypes(), ins, outs, maps, iteratorTypes(2, 0),
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value block = nb.create<arith::DivUIOp>(
+              nl, loopIndex(nb, nl, 1), createIndexConstant(nb, nl, hidden));
+          SmallVector<Value> gateValues(args.take_front(gates));
+          SmallVector<Value> unitValues(args.slice(gates, units.size()));
+          nb.create<linalg::YieldOp>(
+              nl, body(nb, nl, gateValues, unitValues, block));
+        });
+    return generic.getResults();
+  }
+
+  /// `adjoint[:, 0] + carried`: the adjoint of an initial state, from the
+  /// `[b, t + 1, h]` adjoint of the steps and what the loop carried back.
+  Value addToFirstStep(Value adjoint, Value carried) {
+    auto type = cast<RankedTensorType>(carried.getType());
+    return pointwise(
+        ValueRange{extract(adjoint, b.getIndexAttr(0), 0, type.getDimSize(1)),
+                   carried},
+        createEmptyTensor(b, loc, type.getShape(), type.getElementType()),
+        [](OpBuilder &nb, Location nl, ValueRange args) {
+          return SmallVector<Value>{
+              nb.create<arith::AddFOp>(nl, args[0], args[1])};
+        })[0];
+  }
+
 private:
   SmallVector<OpFoldResult> offsets(OpFoldResult step, int64_t column) {
     return {b.getIndexAttr(0), step, b.getIndexAttr(column)};
@@ -126,6 +195,16 @@ struct CellMath {
   Value sigmoidSlope(Value y) { return mul(y, sub(one(y), y)); }
   /// The derivative of tanh at its value y: 1 - y^2.
   Value tanhSlope(Value y) { return sub(one(y), mul(y, y)); }
+  /// `candidates[k]` where `block` (an index) is k.
+  Value selectBlock(Value block, ArrayRef<Value> candidates) {
+    Value result = candidates.back();
+    for (int64_t k = candidates.size() - 2; k >= 0; --k) {
+      Value is = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, block,
+                                         createIndexConstant(b, loc, k));
+      result = b.create<arith::SelectOp>(loc, is, candidates[k], result);
+    }
+    return result;
+  }
 };
 
 /// lstm_scan: carries hidden and cell (`[b, t + 1, h]`, step 0 the initial
@@ -178,24 +257,17 @@ struct LstmScanLowering : OpConversionPattern<mlir::mdl::LstmScanOp> {
                 return SmallVector<Value>{args[0]};
               })[0];
           pre = steps.product(carried[3], weight, pre, /*transposed=*/true);
+          // i, f and o are sigmoids, the cell gate g (block 2) a tanh.
           Value active = steps.pointwise(
               pre, steps.extract(carried[2], step, 0, width),
               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                // Columns [2h, 3h) are the cell gate g (tanh), the others
-                // i, f and o (sigmoid).
                 CellMath math{nb, nl};
-                Value column = loopIndex(nb, nl, 1);
-                Value low = createIndexConstant(nb, nl, 2 * hidden);
-                Value high = createIndexConstant(nb, nl, 3 * hidden);
-                Value isCellGate = nb.create<arith::AndIOp>(
-                    nl,
-                    nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::uge,
-                                             column, low),
-                    nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::ult,
-                                             column, high));
-                return SmallVector<Value>{nb.create<arith::SelectOp>(
-                    nl, isCellGate, math.tanh(args[0]),
-                    math.sigmoid(args[0]))};
+                Value block = nb.create<arith::DivUIOp>(
+                    nl, loopIndex(nb, nl, 1),
+                    createIndexConstant(nb, nl, hidden));
+                Value sigmoid = math.sigmoid(args[0]);
+                return SmallVector<Value>{math.selectBlock(
+                    block, {sigmoid, sigmoid, math.tanh(args[0]), sigmoid})};
               })[0];
           Value gatesNow = steps.insert(active, carried[2], step, 0);
           Value next = b.create<arith::AddIOp>(
@@ -242,7 +314,6 @@ struct LstmScanGradLowering
   matchAndRewrite(mlir::mdl::LstmScanGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     Value hiddenGrad = adaptor.getHiddenGrad();
     Value cellGrad = adaptor.getCellGrad();
     Value gates = adaptor.getGates();
@@ -264,16 +335,6 @@ struct LstmScanGradLowering
         createZeroTensor(rewriter, loc, {batch, hidden}, elementType);
     Value scratch =
         createEmptyTensor(rewriter, loc, {batch, hidden}, elementType);
-
-    // Over [b, 4h]: the unit of column d1 is d1 mod h; gate k of that unit
-    // is column d1 mod h + k h.
-    AffineExpr row = getAffineDimExpr(0, ctx);
-    AffineExpr unit = getAffineDimExpr(1, ctx) % hidden;
-    auto unitMap = AffineMap::get(2, 0, {row, unit}, ctx);
-    auto gateMap = [&](int64_t gate) {
-      return AffineMap::get(2, 0, {row, unit + gate * hidden}, ctx);
-    };
-    AffineMap identity = AffineMap::getMultiDimIdentityMap(2, ctx);
 
     auto loop = rewriter.create<scf::ForOp>(
         loc, createIndexConstant(rewriter, loc, 0),
@@ -307,41 +368,24 @@ struct LstmScanGradLowering
                 return SmallVector<Value>{dh, dc, math.mul(dc, f)};
               });
           Value dh = state[0], dc = state[1];
-          Value stepGrad = steps.extract(carried[0], step, 0, width);
-          auto gradOp = b.create<linalg::GenericOp>(
-              l, stepGrad.getType(),
-              ValueRange{stepGates, stepGates, stepGates, stepGates, c,
-                         steps.extract(cell, step, 0, hidden), dh, dc},
-              stepGrad,
-              ArrayRef<AffineMap>{gateMap(0), gateMap(1), gateMap(2),
-                                  gateMap(3), unitMap, unitMap, unitMap,
-                                  unitMap, identity},
-              iteratorTypes(2, 0),
-              [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value stepGrad = steps.perColumn(
+              stepGates, 4, hidden,
+              ValueRange{c, steps.extract(cell, step, 0, hidden), dh, dc},
+              steps.extract(carried[0], step, 0, width),
+              [](OpBuilder &nb, Location nl, ArrayRef<Value> gate,
+                 ArrayRef<Value> unit, Value block) {
                 CellMath math{nb, nl};
-                Value i = args[0], f = args[1], g = args[2], o = args[3];
-                Value dhValue = args[6], dcValue = args[7];
-                Value input = math.mul(math.mul(dcValue, g), math.sigmoidSlope(i));
-                Value forget =
-                    math.mul(math.mul(dcValue, args[5]), math.sigmoidSlope(f));
-                Value cellGate = math.mul(math.mul(dcValue, i), math.tanhSlope(g));
-                Value output = math.mul(math.mul(dhValue, math.tanh(args[4])),
-                                        math.sigmoidSlope(o));
-                // Column block k = d1 / h picks gate k's gradient.
-                Value block = nb.create<arith::DivUIOp>(
-                    nl, loopIndex(nb, nl, 1), createIndexConstant(nb, nl, hidden));
-                auto is = [&](int64_t k) {
-                  return nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq,
-                                                  block,
-                                                  createIndexConstant(nb, nl, k));
-                };
-                Value result = nb.create<arith::SelectOp>(nl, is(2), cellGate, output);
-                result = nb.create<arith::SelectOp>(nl, is(1), forget, result);
-                result = nb.create<arith::SelectOp>(nl, is(0), input, result);
-                nb.create<linalg::YieldOp>(nl, result);
-              });
-          Value gradNow =
-              steps.insert(gradOp.getResult(0), carried[0], step, 0);
+                Value i = gate[0], f = gate[1], g = gate[2], o = gate[3];
+                Value dhValue = unit[2], dcValue = unit[3];
+                return SmallVector<Value>{math.selectBlock(
+                    block,
+                    {math.mul(math.mul(dcValue, g), math.sigmoidSlope(i)),
+                     math.mul(math.mul(dcValue, unit[1]), math.sigmoidSlope(f)),
+                     math.mul(math.mul(dcValue, i), math.tanhSlope(g)),
+                     math.mul(math.mul(dhValue, math.tanh(unit[0])),
+                              math.sigmoidSlope(o))})};
+              })[0];
+          Value gradNow = steps.insert(stepGrad, carried[0], step, 0);
           Value zero = createScalarConstant(b, l, elementType, 0.0);
           Value cleared = b.create<linalg::FillOp>(l, zero, dh).getResult(0);
           Value dhNext =
@@ -350,19 +394,188 @@ struct LstmScanGradLowering
           b.create<scf::YieldOp>(l, ValueRange{gradNow, dhNext, state[2], dc});
         });
 
-    OpFoldResult first = rewriter.getIndexAttr(0);
-    auto addInitial = [&](Value adjoint, Value carriedValue) {
-      return outer.pointwise(
-          ValueRange{outer.extract(adjoint, first, 0, hidden), carriedValue},
-          createEmptyTensor(rewriter, loc, {batch, hidden}, elementType),
-          [](OpBuilder &nb, Location nl, ValueRange args) {
-            return SmallVector<Value>{
-                nb.create<arith::AddFOp>(nl, args[0], args[1])};
-          })[0];
-    };
     rewriter.replaceOp(op, {loop.getResult(0),
-                            addInitial(hiddenGrad, loop.getResult(1)),
-                            addInitial(cellGrad, loop.getResult(2))});
+                            outer.addToFirstStep(hiddenGrad, loop.getResult(1)),
+                            outer.addToFirstStep(cellGrad, loop.getResult(2))});
+    return success();
+  }
+};
+
+/// gru_scan: carries hidden (`[b, t + 1, h]`, step 0 the initial state),
+/// the activated gates (`[b, t, 3h]`), each step's hw_n (`[b, t, h]`), the
+/// previous state (`[b, h]`, updated in place) and a `[b, 3h]` scratch for
+/// hw = h W_hh^T + b_hh. Step s: scratch = b_hh; scratch += h W_hh^T;
+/// gates[:, s] from input[:, s] and hw (each column reading its unit's
+/// values through perColumn); then h' = n + z (h - n), as ATen's GRU cell,
+/// into the carried state and step s + 1, and hw_n into recurrent_n.
+struct GruScanLowering : OpConversionPattern<mlir::mdl::GruScanOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(mlir::mdl::GruScanOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    Value weight = adaptor.getWeightHh();
+    Value bias = adaptor.getBiasHh();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Type elementType = inputType.getElementType();
+    int64_t batch = inputType.getDimSize(0);
+    int64_t time = inputType.getDimSize(1);
+    int64_t width = inputType.getDimSize(2);
+    int64_t hidden = width / 3;
+    StepBuilder outer(rewriter, loc);
+
+    Value hiddenSteps = outer.insert(
+        adaptor.getH0(),
+        createEmptyTensor(rewriter, loc, {batch, time + 1, hidden},
+                          elementType),
+        rewriter.getIndexAttr(0), 0);
+    Value gates =
+        createEmptyTensor(rewriter, loc, inputType.getShape(), elementType);
+    Value recurrentN =
+        createEmptyTensor(rewriter, loc, {batch, time, hidden}, elementType);
+    Value scratch = createEmptyTensor(rewriter, loc, {batch, width}, elementType);
+    AffineMap biasMap = projectionMap(rewriter.getContext(), 2, {1});
+    AffineMap identity = rewriter.getMultiDimIdentityMap(2);
+
+    auto loop = rewriter.create<scf::ForOp>(
+        loc, createIndexConstant(rewriter, loc, 0),
+        createIndexConstant(rewriter, loc, time),
+        createIndexConstant(rewriter, loc, 1),
+        ValueRange{hiddenSteps, gates, recurrentN, adaptor.getH0(), scratch},
+        [&](OpBuilder &b, Location l, Value step, ValueRange carried) {
+          StepBuilder steps(b, l);
+          Value hw =
+              b.create<linalg::GenericOp>(
+                   l, carried[4].getType(), bias, carried[4],
+                   ArrayRef<AffineMap>{biasMap, identity}, iteratorTypes(2, 0),
+                   [](OpBuilder &nb, Location nl, ValueRange args) {
+                     nb.create<linalg::YieldOp>(nl, args[0]);
+                   })
+                  .getResult(0);
+          hw = steps.product(carried[3], weight, hw, /*transposed=*/true);
+          // Column block 0 r, 1 z, 2 n; each column computes its unit's r
+          // (n needs it) and keeps its own gate.
+          Value active = steps.perColumn(
+              steps.extract(input, step, 0, width), 3, hidden,
+              ValueRange{steps.columns(hw, 0, hidden),
+                         steps.columns(hw, hidden, hidden),
+                         steps.columns(hw, 2 * hidden, hidden)},
+              steps.extract(carried[1], step, 0, width),
+              [](OpBuilder &nb, Location nl, ArrayRef<Value> x,
+                 ArrayRef<Value> h, Value block) {
+                CellMath math{nb, nl};
+                Value r = math.sigmoid(math.add(x[0], h[0]));
+                Value z = math.sigmoid(math.add(x[1], h[1]));
+                Value n = math.tanh(math.add(x[2], math.mul(r, h[2])));
+                return SmallVector<Value>{math.selectBlock(block, {r, z, n})};
+              })[0];
+          Value gatesNow = steps.insert(active, carried[1], step, 0);
+          Value next = b.create<arith::AddIOp>(
+              l, step, createIndexConstant(b, l, 1));
+          SmallVector<Value> state = steps.pointwise(
+              ValueRange{steps.extract(gatesNow, step, hidden, hidden),
+                         steps.extract(gatesNow, step, 2 * hidden, hidden),
+                         steps.columns(hw, 2 * hidden, hidden)},
+              ValueRange{carried[3], steps.extract(carried[0], next, 0, hidden),
+                         steps.extract(carried[2], step, 0, hidden)},
+              [](OpBuilder &nb, Location nl, ValueRange args) {
+                CellMath math{nb, nl};
+                Value z = args[0], n = args[1];
+                Value h = math.add(n, math.mul(z, math.sub(args[3], n)));
+                return SmallVector<Value>{h, h, args[2]};
+              });
+          b.create<scf::YieldOp>(
+              l, ValueRange{steps.insert(state[1], carried[0], next, 0),
+                            gatesNow, steps.insert(state[2], carried[2], step, 0),
+                            state[0], hw});
+        });
+    rewriter.replaceOp(op, loop.getResults().take_front(3));
+    return success();
+  }
+};
+
+/// gru_scan_grad: steps s = t - 1 down to 0 carrying the input and
+/// recurrent gradients (`[b, t, 3h]`) and dh passed back to step s
+/// (`[b, h]`, in place). Per step: one `[b, 3h]` generic writes both
+/// gradients' step s from the saved gates, hw_n, the state the step read
+/// and dh = hidden_grad[:, s + 1] + carried; then the carried dh becomes
+/// dh z, plus recurrent_grad[:, s] W_hh.
+struct GruScanGradLowering : OpConversionPattern<mlir::mdl::GruScanGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(mlir::mdl::GruScanGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value hiddenGrad = adaptor.getHiddenGrad();
+    Value gates = adaptor.getGates();
+    Value recurrentN = adaptor.getRecurrentN();
+    Value hiddenSteps = adaptor.getHidden();
+    Value weight = adaptor.getWeightHh();
+    auto gatesType = cast<RankedTensorType>(gates.getType());
+    Type elementType = gatesType.getElementType();
+    int64_t batch = gatesType.getDimSize(0);
+    int64_t time = gatesType.getDimSize(1);
+    int64_t width = gatesType.getDimSize(2);
+    int64_t hidden = width / 3;
+    StepBuilder outer(rewriter, loc);
+
+    auto loop = rewriter.create<scf::ForOp>(
+        loc, createIndexConstant(rewriter, loc, 0),
+        createIndexConstant(rewriter, loc, time),
+        createIndexConstant(rewriter, loc, 1),
+        ValueRange{
+            createEmptyTensor(rewriter, loc, gatesType.getShape(), elementType),
+            createEmptyTensor(rewriter, loc, gatesType.getShape(), elementType),
+            createZeroTensor(rewriter, loc, {batch, hidden}, elementType)},
+        [&](OpBuilder &b, Location l, Value reversed, ValueRange carried) {
+          StepBuilder steps(b, l);
+          Value step = b.create<arith::SubIOp>(
+              l, createIndexConstant(b, l, time - 1), reversed);
+          Value next = b.create<arith::SubIOp>(
+              l, createIndexConstant(b, l, time), reversed);
+          Value stepGates = steps.extract(gates, step, 0, width);
+          Value dhOut = steps.extract(hiddenGrad, next, 0, hidden);
+          SmallVector<Value> grads = steps.perColumn(
+              stepGates, 3, hidden,
+              ValueRange{steps.extract(recurrentN, step, 0, hidden),
+                         steps.extract(hiddenSteps, step, 0, hidden), dhOut,
+                         carried[2]},
+              ValueRange{steps.extract(carried[0], step, 0, width),
+                         steps.extract(carried[1], step, 0, width)},
+              [](OpBuilder &nb, Location nl, ArrayRef<Value> gate,
+                 ArrayRef<Value> unit, Value block) {
+                CellMath math{nb, nl};
+                Value r = gate[0], z = gate[1], n = gate[2];
+                Value hwN = unit[0], previous = unit[1];
+                Value dh = math.add(unit[2], unit[3]);
+                Value dpreN =
+                    math.mul(math.mul(dh, math.sub(math.one(z), z)),
+                             math.tanhSlope(n));
+                Value dpreR = math.mul(math.mul(dpreN, hwN), math.sigmoidSlope(r));
+                Value dpreZ = math.mul(math.mul(dh, math.sub(previous, n)),
+                                       math.sigmoidSlope(z));
+                return SmallVector<Value>{
+                    math.selectBlock(block, {dpreR, dpreZ, dpreN}),
+                    math.selectBlock(block, {dpreR, dpreZ, math.mul(dpreN, r)})};
+              });
+          Value inputGrad = steps.insert(grads[0], carried[0], step, 0);
+          Value recurrentGrad = steps.insert(grads[1], carried[1], step, 0);
+          Value direct = steps.pointwise(
+              ValueRange{dhOut, steps.extract(gates, step, hidden, hidden)},
+              carried[2], [](OpBuilder &nb, Location nl, ValueRange args) {
+                CellMath math{nb, nl};
+                return SmallVector<Value>{
+                    math.mul(math.add(args[0], args[2]), args[1])};
+              })[0];
+          Value dh = steps.product(steps.extract(recurrentGrad, step, 0, width),
+                                   weight, direct, /*transposed=*/false);
+          b.create<scf::YieldOp>(l, ValueRange{inputGrad, recurrentGrad, dh});
+        });
+    rewriter.replaceOp(op, {loop.getResult(0), loop.getResult(1),
+                            outer.addToFirstStep(hiddenGrad, loop.getResult(2))});
     return success();
   }
 };
@@ -370,5 +583,6 @@ struct LstmScanGradLowering
 } // namespace
 
 void modelc::populateRecurrentToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LstmScanLowering, LstmScanGradLowering>(patterns.getContext());
+  patterns.add<LstmScanLowering, LstmScanGradLowering, GruScanLowering,
+               GruScanGradLowering>(patterns.getContext());
 }

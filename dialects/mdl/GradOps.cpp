@@ -110,10 +110,23 @@ LogicalResult SliceGradOp::verify() {
 }
 
 LogicalResult LstmScanGradOp::verify() {
-  return verifyLstmShapes(
-      *this, getGates(), getWeightHh(), {{"input_grad", getInputGrad()}},
-      {{"h0_grad", getH0Grad()}, {"c0_grad", getC0Grad()}},
-      {{"hidden_grad", getHiddenGrad()},
-       {"cell_grad", getCellGrad()},
-       {"cell", getCell()}});
+  std::pair<StringRef, Value> sequences[] = {{"input_grad", getInputGrad()}};
+  std::pair<StringRef, Value> states[] = {{"h0_grad", getH0Grad()},
+                                          {"c0_grad", getC0Grad()}};
+  std::pair<StringRef, Value> steps[] = {{"hidden_grad", getHiddenGrad()},
+                                         {"cell_grad", getCellGrad()},
+                                         {"cell", getCell()}};
+  return verifyRecurrentShapes(*this, 4, getGates(), getWeightHh(),
+                               {sequences, {}, states, steps, {}});
+}
+
+LogicalResult GruScanGradOp::verify() {
+  std::pair<StringRef, Value> sequences[] = {
+      {"input_grad", getInputGrad()}, {"recurrent_grad", getRecurrentGrad()}};
+  std::pair<StringRef, Value> units[] = {{"recurrent_n", getRecurrentN()}};
+  std::pair<StringRef, Value> states[] = {{"h0_grad", getH0Grad()}};
+  std::pair<StringRef, Value> steps[] = {{"hidden_grad", getHiddenGrad()},
+                                         {"hidden", getHidden()}};
+  return verifyRecurrentShapes(*this, 3, getGates(), getWeightHh(),
+                               {sequences, units, states, steps, {}});
 }

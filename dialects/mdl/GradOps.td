@@ -181,4 +181,44 @@ def Mdl_LstmScanGradOp : Mdl_Op<"lstm_scan_grad", [
   let hasVerifier = 1;
 }
 
+def Mdl_GruScanGradOp : Mdl_Op<"gru_scan_grad", [
+    Pure,
+    AllElementTypesMatch<["hidden_grad", "gates", "recurrent_n", "hidden",
+                          "weight_hh", "input_grad", "recurrent_grad",
+                          "h0_grad"]>]> {
+  let summary = "gradient of gru_scan, as a loop backwards over time";
+  let description = [{
+    From the adjoint of `mdl.gru_scan`'s `hidden` (`[b, t + 1, h]`) and its
+    saved `gates`, `recurrent_n` and `hidden`, steps s = t - 1 down to 0
+    (PyTorch's `_thnn_fused_gru_cell_backward`, step by step), with
+    `dh = hidden_grad[:, s + 1] + (carried from step s + 1)` and
+    `h = hidden[:, s]`:
+
+        dpre_n = dh (1 - z) (1 - n^2)
+        dpre_r = dpre_n hw_n r (1 - r),  dpre_z = dh (h - n) z (1 - z)
+        input_grad[:, s] = (dpre_r, dpre_z, dpre_n)
+        recurrent_grad[:, s] = (dpre_r, dpre_z, dpre_n r)
+        carried: dh z + recurrent_grad[:, s] W_hh
+
+    `h0_grad` adds the carried value to `hidden_grad[:, 0]`. The gradients
+    of `weight_hh` and `bias_hh` are a matrix product and a sum of
+    `recurrent_grad` outside the loop (the VJP builds them).
+
+    ```mlir
+    %dx, %dhw, %dh0 = mdl.gru_scan_grad %dh, %g, %n, %h, %w_hh : (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>, tensor<4x17x8xf32>, tensor<24x8xf32>) -> (tensor<4x16x24xf32>, tensor<4x16x24xf32>, tensor<4x8xf32>)
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$hidden_grad, Mdl_FloatTensor:$gates,
+                       Mdl_FloatTensor:$recurrent_n, Mdl_FloatTensor:$hidden,
+                       Mdl_FloatTensor:$weight_hh);
+  let results = (outs Mdl_FloatTensor:$input_grad,
+                      Mdl_FloatTensor:$recurrent_grad,
+                      Mdl_FloatTensor:$h0_grad);
+  let assemblyFormat = [{
+    $hidden_grad `,` $gates `,` $recurrent_n `,` $hidden `,` $weight_hh
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MODELC_DIALECTS_MDL_GRADOPS_TD

@@ -37,15 +37,19 @@ LogicalResult verifyPool2dOp(Operation *op, ArrayRef<int64_t> kernel,
 LogicalResult verifyTensorType(Operation *op, StringRef what, Type actual,
                                ArrayRef<int64_t> shape, Type elementType);
 
-/// The operands and results of mdl.lstm_scan and its gradient: `sequence`
-/// is `[b, t, 4h]` and `weightHh` `[4h, h]` in f32 or f64, every value of
-/// `states` is `[b, h]` and every one of `steps` `[b, t + 1, h]`, all of
-/// one element type.
-LogicalResult
-verifyLstmShapes(Operation *op, Value sequence, Value weightHh,
-                 ArrayRef<std::pair<StringRef, Value>> sequences,
-                 ArrayRef<std::pair<StringRef, Value>> states,
-                 ArrayRef<std::pair<StringRef, Value>> steps);
+/// The operands and results of the recurrent scans (mdl.lstm_scan with
+/// `gates` = 4, mdl.gru_scan with 3) and their gradients: `sequence` is
+/// `[b, t, gates h]` and `weightHh` `[gates h, h]` in f32 or f64; every
+/// value of `sequences` has `sequence`'s shape, of `units` `[b, t, h]`, of
+/// `states` `[b, h]`, of `steps` `[b, t + 1, h]` and of `vectors`
+/// `[gates h]`, all of one element type.
+struct RecurrentShapes {
+  ArrayRef<std::pair<StringRef, Value>> sequences, units, states, steps,
+      vectors;
+};
+LogicalResult verifyRecurrentShapes(Operation *op, int64_t gates,
+                                    Value sequence, Value weightHh,
+                                    const RecurrentShapes &values);
 
 } // namespace mlir::mdl
 

@@ -302,43 +302,56 @@ LogicalResult AccuracyOp::verify() {
 // lstm_scan
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::mdl::verifyLstmShapes(
-    Operation *op, Value sequence, Value weightHh,
-    ArrayRef<std::pair<StringRef, Value>> sequences,
-    ArrayRef<std::pair<StringRef, Value>> states,
-    ArrayRef<std::pair<StringRef, Value>> steps) {
+LogicalResult mlir::mdl::verifyRecurrentShapes(Operation *op, int64_t gates,
+                                               Value sequence, Value weightHh,
+                                               const RecurrentShapes &values) {
   auto sequenceType = cast<RankedTensorType>(sequence.getType());
   auto weightType = cast<RankedTensorType>(weightHh.getType());
   Type elementType = sequenceType.getElementType();
   if (!elementType.isF32() && !elementType.isF64())
     return op->emitOpError("runs in f32 or f64, got ") << elementType;
   if (weightType.getRank() != 2 ||
-      weightType.getDimSize(0) != 4 * weightType.getDimSize(1))
-    return op->emitOpError("weight_hh must be [4h, h], got ")
-           << formatShape(weightType.getShape());
+      weightType.getDimSize(0) != gates * weightType.getDimSize(1))
+    return op->emitOpError("weight_hh must be [")
+           << gates << "h, h], got " << formatShape(weightType.getShape());
   int64_t hidden = weightType.getDimSize(1);
-  if (sequenceType.getRank() != 3 || sequenceType.getDimSize(2) != 4 * hidden)
+  int64_t width = gates * hidden;
+  if (sequenceType.getRank() != 3 || sequenceType.getDimSize(2) != width)
     return op->emitOpError("the sequences must be [b, t, ")
-           << 4 * hidden << "] (4h, from weight_hh), got "
+           << width << "] (" << gates << "h, from weight_hh), got "
            << formatShape(sequenceType.getShape());
   int64_t batch = sequenceType.getDimSize(0);
   int64_t time = sequenceType.getDimSize(1);
-  auto check = [&](ArrayRef<std::pair<StringRef, Value>> values,
+  auto check = [&](ArrayRef<std::pair<StringRef, Value>> named,
                    ArrayRef<int64_t> shape) {
-    for (auto [name, value] : values)
+    for (auto [name, value] : named)
       if (failed(verifyTensorType(op, name, value.getType(), shape,
                                   elementType)))
         return failure();
     return success();
   };
-  return success(succeeded(check(sequences, {batch, time, 4 * hidden})) &&
-                 succeeded(check(states, {batch, hidden})) &&
-                 succeeded(check(steps, {batch, time + 1, hidden})));
+  return success(succeeded(check(values.sequences, {batch, time, width})) &&
+                 succeeded(check(values.units, {batch, time, hidden})) &&
+                 succeeded(check(values.states, {batch, hidden})) &&
+                 succeeded(check(values.steps, {batch, time + 1, hidden})) &&
+                 succeeded(check(values.vectors, {width})));
 }
 
 LogicalResult LstmScanOp::verify() {
-  return verifyLstmShapes(*this, getInput(), getWeightHh(),
-                          {{"gates", getGates()}},
-                          {{"h0", getH0()}, {"c0", getC0()}},
-                          {{"hidden", getHidden()}, {"cell", getCell()}});
+  std::pair<StringRef, Value> sequences[] = {{"gates", getGates()}};
+  std::pair<StringRef, Value> states[] = {{"h0", getH0()}, {"c0", getC0()}};
+  std::pair<StringRef, Value> steps[] = {{"hidden", getHidden()},
+                                         {"cell", getCell()}};
+  return verifyRecurrentShapes(*this, 4, getInput(), getWeightHh(),
+                               {sequences, {}, states, steps, {}});
+}
+
+LogicalResult GruScanOp::verify() {
+  std::pair<StringRef, Value> sequences[] = {{"gates", getGates()}};
+  std::pair<StringRef, Value> units[] = {{"recurrent_n", getRecurrentN()}};
+  std::pair<StringRef, Value> states[] = {{"h0", getH0()}};
+  std::pair<StringRef, Value> steps[] = {{"hidden", getHidden()}};
+  std::pair<StringRef, Value> vectors[] = {{"bias_hh", getBiasHh()}};
+  return verifyRecurrentShapes(*this, 3, getInput(), getWeightHh(),
+                               {sequences, units, states, steps, vectors});
 }

@@ -290,6 +290,44 @@ def Mdl_LstmScanOp : Mdl_Op<"lstm_scan", [
   let hasVerifier = 1;
 }
 
+// The recurrence of torch.nn.GRU, one layer and one direction, as a loop
+// over time.
+def Mdl_GruScanOp : Mdl_Op<"gru_scan", [
+    Pure,
+    AllElementTypesMatch<["input", "weight_hh", "bias_hh", "h0", "hidden",
+                          "gates", "recurrent_n"]>,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
+  let summary = "the time loop of one GRU layer";
+  let description = [{
+    `input` is `[b, t, 3h]`, the input projection `x W_ih^T + b_ih` of
+    every step with torch.nn.GRU's gate order (r, z, n); `weight_hh` is
+    `[3h, h]`, `bias_hh` `[3h]`, `h0` `[b, h]`. For each step s, with
+    `hw = hidden[:, s] W_hh^T + b_hh`:
+
+        r = sigmoid(input_r + hw_r), z = sigmoid(input_z + hw_z)
+        n = tanh(input_n + r * hw_n)
+        hidden[:, s + 1] = n + z * (hidden[:, s] - n)
+
+    with `hidden[:, 0] = h0` (`[b, t + 1, h]`). `gates` (`[b, t, 3h]`, the
+    activated r, z, n) and `recurrent_n` (`[b, t, h]`, each step's `hw_n`)
+    are kept for `mdl.gru_scan_grad`; they have no adjoint of their own.
+    f32 or f64 (automatic mixed precision runs it in f32).
+
+    ```mlir
+    %h, %g, %n = mdl.gru_scan %xw, %w_hh, %b_hh, %h0 : (tensor<4x16x24xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>)
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$weight_hh,
+                       Mdl_FloatTensor:$bias_hh, Mdl_FloatTensor:$h0);
+  let results = (outs Mdl_FloatTensor:$hidden, Mdl_FloatTensor:$gates,
+                      Mdl_FloatTensor:$recurrent_n);
+  let assemblyFormat = [{
+    $input `,` $weight_hh `,` $bias_hh `,` $h0 attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 // Not Pure: two dropouts of one value draw different masks, so they must
 // not be merged.
 def Mdl_DropoutOp : Mdl_Op<"dropout", [SameOperandsAndResultType]> {

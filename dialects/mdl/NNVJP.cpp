@@ -239,3 +239,29 @@ SmallVector<Value> LstmScanOp::buildVJP(OpBuilder &builder,
   return {grad.getInputGrad(), weightGrad, grad.getH0Grad(),
           grad.getC0Grad()};
 }
+
+// gru_scan: mdl.gru_scan_grad walks back over time and also returns the
+// gradient of each step's recurrent pre-activation hw = h W_hh^T + b_hh;
+// weight_hh gets its sum of dhw_s^T h_s (one matmul, as lstm_scan's) and
+// bias_hh its sum over the batch and the steps. `gates` and `recurrent_n`
+// have no adjoint.
+SmallVector<Value> GruScanOp::buildVJP(OpBuilder &builder,
+                                       ArrayRef<Value> resultAdjoints) {
+  VJPBuilder b(builder, getLoc());
+  Value hiddenGrad = resultAdjoints[0] ? resultAdjoints[0]
+                                       : b.zeros(getHidden().getType());
+  auto grad = builder.create<GruScanGradOp>(
+      getLoc(),
+      TypeRange{getInput().getType(), getInput().getType(), getH0().getType()},
+      hiddenGrad, getGates(), getRecurrentN(), getHidden(), getWeightHh());
+  ArrayRef<int64_t> sequence = shapeOf(getInput());
+  int64_t rows = sequence[0] * sequence[1];
+  int64_t hidden = shapeOf(getH0())[1];
+  Value read = b.slice(getHidden(), {0, 0, 0},
+                       {sequence[0], sequence[1], hidden}, {1, 1, 1});
+  Value recurrentGrad = b.reshape(grad.getRecurrentGrad(), {rows, sequence[2]});
+  Value weightGrad = b.matmul(b.transposeLastTwo(recurrentGrad),
+                              b.reshape(read, {rows, hidden}));
+  return {grad.getInputGrad(), weightGrad, b.sum(recurrentGrad, {0}),
+          grad.getH0Grad()};
+}

@@ -1,6 +1,6 @@
 // --mdl-autodiff: the vector-Jacobian products of the neural-network ops
 // and losses (NNVJP.cpp): convolution, pooling, layer_norm, embedding,
-// cross_entropy, mse_loss, lstm_scan. G is the op result's adjoint.
+// cross_entropy, mse_loss, lstm_scan, gru_scan. G is the op result's adjoint.
 // RUN: modelc-opt %s --mdl-autodiff | FileCheck %s
 
 mdl.param @w : tensor<4x1x2x2xf32> = zeros()
@@ -14,10 +14,13 @@ mdl.param @logits : tensor<2x3x5xf32> = zeros()
 mdl.param @pred : tensor<2x3xf32> = zeros()
 mdl.param @target : tensor<2x3xf32> = zeros()
 mdl.param @w_hh : tensor<8x2xf32> = zeros()
+mdl.param @gru_w_hh : tensor<6x2xf32> = zeros()
+mdl.param @gru_b_hh : tensor<6xf32> = zeros()
 mdl.buffer @ids : tensor<2x4xi32> {entry = "t", key = "ids", phase = "train", role = "input"}
 mdl.buffer @labels : tensor<2x3xi64> {entry = "t", key = "labels", phase = "train", role = "input"}
 mdl.buffer @xw : tensor<3x4x8xf32> {entry = "t", key = "xw", phase = "train", role = "input"}
 mdl.buffer @h0 : tensor<3x2xf32> {entry = "t", key = "h0", phase = "train", role = "input"}
+mdl.buffer @gru_xw : tensor<3x4x6xf32> {entry = "t", key = "gru_xw", phase = "train", role = "input"}
 mdl.buffer @loss : tensor<f32> {entry = "t", key = "loss", phase = "train", role = "output"}
 
 // conv2d: the input gets conv2d_grad_input (with the weight), the weight
@@ -206,6 +209,33 @@ func.func @lstm() attributes {mdl.autodiff = {loss = @loss, scale = 1.000000e+00
   %x = mdl.load @xw : tensor<3x4x8xf32>
   %h0 = mdl.load @h0 : tensor<3x2xf32>
   %h, %c, %g = mdl.lstm_scan %x, %w, %h0, %h0 : (tensor<3x4x8xf32>, tensor<8x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> (tensor<3x5x2xf32>, tensor<3x5x2xf32>, tensor<3x4x8xf32>)
+  %l = mdl.sum %h axes = [0, 1, 2] : tensor<3x5x2xf32> -> tensor<f32>
+  mdl.store %l, @loss : tensor<f32>
+  return
+}
+
+// gru_scan: gru_scan_grad gives the input's and the recurrent
+// pre-activation's gradients; weight_hh gets dhw^T hidden[:, 0:t] (one
+// matmul), bias_hh the sum of dhw over the batch and the steps.
+// CHECK-LABEL: func.func @gru()
+// CHECK:      %[[W:.*]] = mdl.param_ref @gru_w_hh
+// CHECK:      %[[H:.*]], %[[GATES:.*]], %[[N:.*]] = mdl.gru_scan
+// CHECK:      %[[G:.*]] = mdl.broadcast_to %{{.*}} : tensor<1x1x1xf32> -> tensor<3x5x2xf32>
+// CHECK-NEXT: %{{.*}}, %[[DHW:.*]], %{{.*}} = mdl.gru_scan_grad %[[G]], %[[GATES]], %[[N]], %[[H]], %[[W]]
+// CHECK-NEXT: %[[READ:.*]] = mdl.slice %[[H]] starts = [0, 0, 0] limits = [3, 4, 2] strides = [1, 1, 1] : tensor<3x5x2xf32> -> tensor<3x4x2xf32>
+// CHECK-NEXT: %[[D:.*]] = mdl.reshape %[[DHW]] : tensor<3x4x6xf32> -> tensor<12x6xf32>
+// CHECK-NEXT: %[[R:.*]] = mdl.reshape %[[READ]] : tensor<3x4x2xf32> -> tensor<12x2xf32>
+// CHECK-NEXT: %[[DT:.*]] = mdl.transpose %[[D]] perm = [1, 0] : tensor<12x6xf32> -> tensor<6x12xf32>
+// CHECK-NEXT: %[[DW:.*]] = mdl.matmul %[[DT]], %[[R]] : tensor<6x12xf32>, tensor<12x2xf32> -> tensor<6x2xf32>
+// CHECK-NEXT: %[[DB:.*]] = mdl.sum %[[D]] axes = [0] : tensor<12x6xf32> -> tensor<6xf32>
+// CHECK:      mdl.add %{{.*}}, %[[DB]]
+// CHECK:      mdl.add %{{.*}}, %[[DW]]
+func.func @gru() attributes {mdl.autodiff = {loss = @loss, scale = 1.000000e+00 : f64}} {
+  %w = mdl.param_ref @gru_w_hh : tensor<6x2xf32>
+  %b = mdl.param_ref @gru_b_hh : tensor<6xf32>
+  %x = mdl.load @gru_xw : tensor<3x4x6xf32>
+  %h0 = mdl.load @h0 : tensor<3x2xf32>
+  %h, %g, %n = mdl.gru_scan %x, %w, %b, %h0 : (tensor<3x4x6xf32>, tensor<6x2xf32>, tensor<6xf32>, tensor<3x2xf32>) -> (tensor<3x5x2xf32>, tensor<3x4x6xf32>, tensor<3x4x2xf32>)
   %l = mdl.sum %h axes = [0, 1, 2] : tensor<3x5x2xf32> -> tensor<f32>
   mdl.store %l, @loss : tensor<f32>
   return

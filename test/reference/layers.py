@@ -369,3 +369,56 @@ def lstm(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None):
         return dx, dh, dc, dw_ih, dw_hh, dbias, dbias.copy()
 
     return (out, hs[-1], cs[-1]), backward
+
+
+def gru(x, h0, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One layer of torch.nn.GRU (batch_first) over x [b, t, n] from h0 [b, h].
+
+    Written from torch.nn.GRU's documented equations, gates in its order
+    (r, z, n): r = σ(W_ir x + b_ir + W_hr h + b_hr), z likewise,
+    n = tanh(W_in x + b_in + r·(W_hn h + b_hn)), h' = (1 − z)·n + z·h.
+    Returns (output [b, t, h], h_n) and a backward taking (d_output, d_h_n)
+    (None for zero) and returning (dx, dh0, dw_ih, dw_hh, db_ih, db_hh).
+    """
+    b, t, _ = x.shape
+    hidden = w_hh.shape[1]
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    zeros = np.zeros(3 * hidden, dtype=x.dtype)
+    bi = zeros if b_ih is None else b_ih
+    bh = zeros if b_hh is None else b_hh
+    hs, saved = [h0], []
+    for s in range(t):
+        xi = x[:, s] @ w_ih.T + bi
+        hh = hs[-1] @ w_hh.T + bh
+        xr, xz, xn = np.split(xi, 3, axis=1)
+        hr, hz, hn = np.split(hh, 3, axis=1)
+        r, z = sig(xr + hr), sig(xz + hz)
+        n = np.tanh(xn + r * hn)
+        hs.append((1 - z) * n + z * hs[-1])
+        saved.append((r, z, n, hn))
+    out = np.stack(hs[1:], axis=1)
+
+    def backward(dout, dh_n=None):
+        dx = np.zeros_like(x)
+        dw_ih, dw_hh = np.zeros_like(w_ih), np.zeros_like(w_hh)
+        db_ih, db_hh = np.zeros_like(zeros), np.zeros_like(zeros)
+        dh = np.zeros_like(h0) if dh_n is None else dh_n.copy()
+        for s in reversed(range(t)):
+            r, z, n, hn = saved[s]
+            dh = dh + dout[:, s]
+            dpre_n = dh * (1 - z) * (1 - n * n)
+            dpre_r = dpre_n * hn * r * (1 - r)
+            dpre_z = dh * (hs[s] - n) * z * (1 - z)
+            dxi = np.concatenate([dpre_r, dpre_z, dpre_n], axis=1)
+            dhh = np.concatenate([dpre_r, dpre_z, dpre_n * r], axis=1)
+            dx[:, s] = dxi @ w_ih
+            dw_ih += dxi.T @ x[:, s]
+            dw_hh += dhh.T @ hs[s]
+            db_ih += dxi.sum(axis=0)
+            db_hh += dhh.sum(axis=0)
+            dh = dh * z + dhh @ w_hh
+        if b_ih is None:
+            return dx, dh, dw_ih, dw_hh, None, None
+        return dx, dh, dw_ih, dw_hh, db_ih, db_hh
+
+    return (out, hs[-1]), backward

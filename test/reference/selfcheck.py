@@ -300,9 +300,23 @@ def lstm_flat(*inputs):
     return y, backward
 
 
+def gru_flat(*inputs):
+    """layers.gru with its two results as one [b, t*h + h] array, for check_layer."""
+    (out, h_n), back = layers.gru(*inputs)
+    b, t, h = out.shape
+    y = np.concatenate([out.reshape(b, t * h), h_n], axis=1)
+
+    def backward(dy):
+        grads = back(dy[:, :t * h].reshape(b, t, h), dy[:, t * h:])
+        return tuple(g for g in grads if g is not None)
+
+    return y, backward
+
+
 def check_lstm(report, rng):
-    """layers.lstm (every input and parameter, with and without biases, through the output and the
-    last state) and lstm_lm.py's model by finite differences; the cell against a closed form."""
+    """layers.lstm and layers.gru (every input and parameter, with and without biases, through the
+    output and the last state) and lstm_lm.py's model by finite differences; the cells against a
+    closed form."""
     n = rng.standard_normal
     check_layer(report, "lstm", lstm_flat, [n((2, 4, 3)), n((2, 5)), n((2, 5)), 0.5 * n((20, 3)),
                                             0.5 * n((20, 5)), n(20), n(20)], rng)
@@ -315,6 +329,15 @@ def check_lstm(report, rng):
     expected = np.stack([np.tanh(c0 / 2 ** (s + 1)) / 2 for s in range(4)], axis=1)
     report.check("lstm: zero weights halve the cell each step", np.abs(out - expected).max(), 1e-15)
     report.check("lstm: c_n of zero weights", np.abs(c_n - c0 / 16).max(), 1e-15)
+    check_layer(report, "gru", gru_flat, [n((2, 4, 3)), n((2, 5)), 0.5 * n((15, 3)),
+                                          0.5 * n((15, 5)), n(15), n(15)], rng)
+    check_layer(report, "gru without biases", gru_flat,
+                [n((3, 2, 2)), n((3, 4)), 0.5 * n((12, 2)), 0.5 * n((12, 4))], rng)
+    # Zero weights: r = z = 1/2 and n = tanh(0) = 0, so h_t = h0 / 2^t.
+    h0 = n((2, 3))
+    (out, _), _ = layers.gru(n((2, 4, 5)), h0, np.zeros((9, 5)), np.zeros((9, 3)))
+    expected = np.stack([h0 / 2 ** (s + 1) for s in range(4)], axis=1)
+    report.check("gru: zero weights halve the state each step", np.abs(out - expected).max(), 1e-15)
 
     params = {name: 0.3 * n(shape) for name, shape in lstm_lm.shapes(11, 4, 3, 2).items()}
     ids = rng.integers(0, 11, (2, 5))

@@ -1482,3 +1482,27 @@ func.func @f(%dh: tensor<4x17x8xf32>, %g: tensor<4x16x32xf32>, %w: tensor<32x8xf
   %dx, %dh0, %dc0 = mdl.lstm_scan_grad %dh, %dh, %g, %dh, %w : (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>, tensor<4x17x8xf32>, tensor<32x8xf32>) -> (tensor<4x16x32xf32>, tensor<4x8xf32>, tensor<4x9xf32>)
   return
 }
+
+// -----
+
+func.func @f(%xw: tensor<4x16x24xf32>, %w: tensor<24x8xf32>, %b: tensor<32xf32>, %h0: tensor<4x8xf32>) {
+  // expected-error @+1 {{bias_hh type 'tensor<32xf32>' does not match the expected 'tensor<24xf32>'}}
+  %h, %g, %n = mdl.gru_scan %xw, %w, %b, %h0 : (tensor<4x16x24xf32>, tensor<24x8xf32>, tensor<32xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%xw: tensor<4x16x24xf32>, %w: tensor<32x8xf32>, %b: tensor<24xf32>, %h0: tensor<4x8xf32>) {
+  // expected-error @+1 {{weight_hh must be [3h, h], got [32, 8]}}
+  %h, %g, %n = mdl.gru_scan %xw, %w, %b, %h0 : (tensor<4x16x24xf32>, tensor<32x8xf32>, tensor<24xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%dh: tensor<4x17x8xf32>, %g: tensor<4x16x24xf32>, %n: tensor<4x16x8xf32>, %w: tensor<24x8xf32>) {
+  // expected-error @+1 {{recurrent_grad type 'tensor<4x16x8xf32>' does not match the expected 'tensor<4x16x24xf32>'}}
+  %dx, %dhw, %dh0 = mdl.gru_scan_grad %dh, %g, %n, %dh, %w : (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>, tensor<4x17x8xf32>, tensor<24x8xf32>) -> (tensor<4x16x24xf32>, tensor<4x16x8xf32>, tensor<4x8xf32>)
+  return
+}

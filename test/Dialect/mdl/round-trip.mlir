@@ -252,3 +252,13 @@ func.func @lstm_ops(%xw: tensor<4x16x32xf32>, %w: tensor<32x8xf32>, %h0: tensor<
   %dx, %dh0, %dc0 = mdl.lstm_scan_grad %dh, %dh, %g, %c, %w : (tensor<4x17x8xf32>, tensor<4x17x8xf32>, tensor<4x16x32xf32>, tensor<4x17x8xf32>, tensor<32x8xf32>) -> (tensor<4x16x32xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
   return
 }
+
+// CHECK-LABEL: func.func @gru_ops(
+func.func @gru_ops(%xw: tensor<4x16x24xf32>, %w: tensor<24x8xf32>, %b: tensor<24xf32>,
+                   %h0: tensor<4x8xf32>, %dh: tensor<4x17x8xf32>) {
+  // CHECK: %[[H:.*]], %[[G:.*]], %[[N:.*]] = mdl.gru_scan %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x16x24xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>)
+  %h, %g, %n = mdl.gru_scan %xw, %w, %b, %h0 : (tensor<4x16x24xf32>, tensor<24x8xf32>, tensor<24xf32>, tensor<4x8xf32>) -> (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>)
+  // CHECK: mdl.gru_scan_grad %{{.*}}, %[[G]], %[[N]], %[[H]], %{{.*}} : (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>, tensor<4x17x8xf32>, tensor<24x8xf32>) -> (tensor<4x16x24xf32>, tensor<4x16x24xf32>, tensor<4x8xf32>)
+  %dx, %dhw, %dh0 = mdl.gru_scan_grad %dh, %g, %n, %h, %w : (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>, tensor<4x17x8xf32>, tensor<24x8xf32>) -> (tensor<4x16x24xf32>, tensor<4x16x24xf32>, tensor<4x8xf32>)
+  return
+}

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""lstm.test's data and check.
+"""recurrent.test's data and check.
 
   lstm_check.py write DIR   -- x.npy, h0.npy, c0.npy ([b, layers, h]) and w.safetensors
                                (torch's names)
   lstm_check.py check DIR OUT.npz
-                            -- each output against test/reference/layers.lstm in f64
+                            -- each output against test/reference/layers.lstm and gru in f64
                                from the same f32 inputs: `NAME ok` within 1e-5
 """
 import os
@@ -25,7 +25,21 @@ def shapes():
                         prefix + f"weight_hh_l{k}": (24, 6),
                         prefix + f"bias_ih_l{k}": (24,), prefix + f"bias_hh_l{k}": (24,)})
     out.update({"bare.weight_ih": (16, 5), "bare.weight_hh": (16, 4)})
+    for k in range(2):
+        out.update({f"gru.weight_ih_l{k}": (18, 5 if k == 0 else 6), f"gru.weight_hh_l{k}": (18, 6),
+                    f"gru.bias_ih_l{k}": (18,), f"gru.bias_hh_l{k}": (18,),
+                    f"gru_from.weight_ih_l{k}": (18, 5 if k == 0 else 6),
+                    f"gru_from.weight_hh_l{k}": (18, 6)})
     return out
+
+
+def gru_stack(x, h0, w, prefix, bias):
+    hs = []
+    for k in range(2):
+        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh") if bias else ("weight_ih", "weight_hh")
+        (x, h), _ = layers.gru(x, h0[k], *(w[prefix + f"{name}_l{k}"] for name in names))
+        hs.append(h)
+    return x, np.stack(hs, axis=1)
 
 
 def stack(x, h0, c0, w, prefix):
@@ -58,6 +72,8 @@ def main():
                         stack(x, h0.transpose(1, 0, 2), c0.transpose(1, 0, 2), w, "rnn_from.")))
     (y, _, c), _ = layers.lstm(x, np.zeros((3, 4)), np.full((3, 4), 0.5), w["bare.weight_ih"], w["bare.weight_hh"])
     expected.update({"y_bare": y, "c_bare": c})
+    expected.update(zip(("g", "g_n"), gru_stack(x, zero, w, "gru.", True)))
+    expected.update(zip(("g_from", "g_from_n"), gru_stack(x, h0.transpose(1, 0, 2), w, "gru_from.", False)))
     for name in sorted(expected):
         got = out[name]
         error = np.abs(got - expected[name]).max() / max(np.abs(expected[name]).max(), 1.0)
