@@ -106,13 +106,16 @@ std::optional<double> Sema::positiveFloatSetting(const ast::Expr *e,
 
 std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g) {
   const std::string sig = "group(match = [patterns], max_rank = r, "
-                          "weight_decay = w)";
-  // `match` and `max_rank` are optional; a None value is an absent one.
+                          "weight_decay = w, lr = l)";
+  // Every argument is optional; a None value is an absent one. A group
+  // selects by `match` and/or `max_rank` and sets `weight_decay` and/or
+  // `lr`.
   const std::vector<ConstParam> params = {
-      // Absent selectors are None ("?" in messages).
+      // Absent ones are None ("?" in messages).
       {"match", CValue::Kind::List, CValue(), /*strings=*/true},
       {"max_rank", CValue::Kind::Int, CValue()},
-      {"weight_decay", CValue::Kind::Float, std::nullopt}};
+      {"weight_decay", CValue::Kind::Float, CValue()},
+      {"lr", CValue::Kind::Float, CValue()}};
   AttrDict out;
   bool ok = true;
   for (const ast::StmtPtr &s : g.body) {
@@ -146,7 +149,15 @@ std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g) {
         std::find(patterns.begin(), patterns.end(), "") != patterns.end();
     const CValue &rank = (*args)[1];
     int64_t maxRank = rank.kind == CValue::Kind::Int ? rank.i : INT64_MAX;
-    double weightDecay = (*args)[2].f;
+    auto number = [](const CValue &v) -> std::optional<double> {
+      if (v.kind == CValue::Kind::Float)
+        return v.f;
+      if (v.kind == CValue::Kind::Int)
+        return double(v.i);
+      return std::nullopt;
+    };
+    std::optional<double> weightDecay = number((*args)[2]);
+    std::optional<double> lr = number((*args)[3]);
     std::string problem;
     if (patterns.empty() && rank.kind != CValue::Kind::Int)
       problem = "needs 'match' or 'max_rank' to select its parameters";
@@ -154,14 +165,22 @@ std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g) {
       problem = "has an empty pattern in 'match'";
     else if (maxRank < 0)
       problem = "'max_rank' must be at least 0";
-    else if (!(weightDecay >= 0) || std::isinf(weightDecay))
+    else if (!weightDecay && !lr)
+      problem = "sets nothing: give 'weight_decay' or 'lr'";
+    else if (weightDecay && (!(*weightDecay >= 0) || std::isinf(*weightDecay)))
       problem = "'weight_decay' must be finite and at least 0";
+    else if (lr && (!(*lr >= 0) || std::isinf(*lr)))
+      problem = "'lr' must be finite and at least 0";
     if (!problem.empty()) {
       diag.error(value->loc, "group '" + assign->name + "': " + problem);
       ok = false;
       continue;
     }
-    AttrDict group{{"weight_decay", Attr(weightDecay)}};
+    AttrDict group;
+    if (weightDecay)
+      group["weight_decay"] = Attr(*weightDecay);
+    if (lr)
+      group["lr"] = Attr(*lr);
     if (!patterns.empty())
       group["match"] = Attr(std::move(patterns));
     if (maxRank != INT64_MAX)

@@ -61,15 +61,26 @@ struct StepTarget {
   std::optional<double> weightDecay = std::nullopt;
 };
 
+/// What a parameter group sets for its parameters: each one that is given
+/// replaces the optimizer's.
+struct GroupSettings {
+  std::optional<double> weightDecay;
+  /// The group's base learning rate: the schedule runs from it (as torch's
+  /// schedulers scale each group's own lr), the `lr` hyper untouched.
+  std::optional<double> lr;
+  /// The group's index in the setting, for messages and caches.
+  unsigned index = 0;
+};
+
 /// A parameter group of the `param_groups` setting: the parameters whose
 /// full name matches one of `match` (shell patterns: `*` any run of
 /// characters, `?` one) when given, and whose rank is at most `maxRank`,
-/// take `weightDecay` instead of the optimizer's.
+/// take `settings` instead of the optimizer's.
 struct ParamGroup {
   std::string name;
   SmallVector<std::string> match;
   int64_t maxRank;
-  double weightDecay;
+  GroupSettings settings;
 
   bool selects(mdl::ParamOp param) const {
     if (param.getType().getRank() > maxRank)
@@ -126,8 +137,11 @@ SmallVector<ParamGroup> readParamGroups(mdl::TrainOp train) {
           g.match.push_back(text.str());
     auto maxRank = group.getAs<IntegerAttr>("max_rank");
     g.maxRank = maxRank ? maxRank.getInt() : INT64_MAX;
-    auto decay = group.getAs<FloatAttr>("weight_decay");
-    g.weightDecay = decay ? decay.getValueAsDouble() : 0.0;
+    if (auto decay = group.getAs<FloatAttr>("weight_decay"))
+      g.settings.weightDecay = decay.getValueAsDouble();
+    if (auto lr = group.getAs<FloatAttr>("lr"))
+      g.settings.lr = lr.getValueAsDouble();
+    g.settings.index = groups.size();
     groups.push_back(std::move(g));
   }
   return groups;
@@ -617,11 +631,11 @@ private:
   /// fwd_bwd function accumulates into, in declaration order.
   FailureOr<SmallVector<mdl::ParamOp>> collectParams(mdl::TrainOp train,
                                                      func::FuncOp fwdBwd);
-  /// The weight decay of each of `params` that a parameter group of
-  /// `train` selects; an error when a group selects none of them, or two
-  /// groups one, as torch.optim refuses a parameter in two groups, or with
-  /// ZeRO-1 (whose chunks span parameters).
-  FailureOr<llvm::StringMap<double>>
+  /// The settings of each of `params` that a parameter group of `train`
+  /// selects; an error when a group selects none of them, or two groups
+  /// one, as torch.optim refuses a parameter in two groups, or with ZeRO-1
+  /// (whose chunks span parameters).
+  FailureOr<llvm::StringMap<GroupSettings>>
   assignParamGroups(mdl::TrainOp train, ArrayRef<mdl::ParamOp> params,
                     bool zero);
   /// Reports the first of `names` that is not declared (when `expected`)
@@ -653,14 +667,14 @@ MdlExpandOptimizerPass::collectParams(mdl::TrainOp train, func::FuncOp fwdBwd) {
   return params;
 }
 
-FailureOr<llvm::StringMap<double>>
+FailureOr<llvm::StringMap<GroupSettings>>
 MdlExpandOptimizerPass::assignParamGroups(mdl::TrainOp train,
                                           ArrayRef<mdl::ParamOp> params,
                                           bool zero) {
   SmallVector<ParamGroup> groups = readParamGroups(train);
-  llvm::StringMap<double> decay;
+  llvm::StringMap<GroupSettings> settings;
   if (groups.empty())
-    return decay;
+    return settings;
   if (zero)
     return train.emitError("param_groups are not supported with ZeRO-1 "
                            "(parallel { zero = 1 }) yet");
@@ -677,13 +691,13 @@ MdlExpandOptimizerPass::assignParamGroups(mdl::TrainOp train,
                << param.getSymName() << "' is in parameter groups '"
                << it->second << "' and '" << group.name
                << "'; a parameter may be in one group only";
-      decay[param.getSymName()] = group.weightDecay;
+      settings[param.getSymName()] = group.settings;
     }
     if (!any)
       return train.emitError("parameter group '")
              << group.name << "' selects none of the trained parameters";
   }
-  return decay;
+  return settings;
 }
 
 LogicalResult MdlExpandOptimizerPass::checkDeclared(mdl::TrainOp train,
@@ -725,9 +739,9 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
   // ZeRO-1 keeps the state out of the arena (the ranks' shards hold it)
   // and has a window per element type instead.
   bool zero = usesZero(train);
-  FailureOr<llvm::StringMap<double>> groupDecay =
+  FailureOr<llvm::StringMap<GroupSettings>> groupSettings =
       assignParamGroups(train, *params, zero);
-  if (failed(groupDecay))
+  if (failed(groupSettings))
     return failure();
   SmallVector<std::pair<std::string, RankedTensorType>> state;
   if (!zero)
@@ -785,6 +799,7 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
   Value lr = buildScheduledLearningRate(
       math, config->schedule, [&](StringRef key) { return body.hyper(key); });
   SmallVector<ParamGrad> grads = body.loadClippedGrads(*config, *params);
+  llvm::DenseMap<unsigned, Value> groupLr;
   for (ParamGrad &grad : grads) {
     StringRef param = grad.param.getSymName();
     if (zero) {
@@ -800,10 +815,23 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
                                                (kind + "." + param).str());
                       },
                       grad.grad};
-    auto decay = groupDecay->find(param);
-    if (decay != groupDecay->end())
-      target.weightDecay = decay->second;
-    body.store(body.step(*config, target, lr), param);
+    Value targetLr = lr;
+    auto group = groupSettings->find(param);
+    if (group != groupSettings->end()) {
+      target.weightDecay = group->second.weightDecay;
+      if (std::optional<double> base = group->second.lr) {
+        // The schedule again, from the group's lr: its own scheduled lr,
+        // built once per group.
+        Value &cached = groupLr[group->second.index];
+        if (!cached)
+          cached = buildScheduledLearningRate(
+              math, config->schedule, [&](StringRef key) {
+                return key == "lr" ? math.constant(*base) : body.hyper(key);
+              });
+        targetLr = cached;
+      }
+    }
+    body.store(body.step(*config, target, targetLr), param);
     body.store(math.splat(grad.param.getType(), 0.0), getGradSymbol(param));
   }
   body.store(math.cast(lr, builder.getF32Type()),

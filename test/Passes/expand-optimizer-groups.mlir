@@ -9,6 +9,8 @@
 // RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "adamw"}, param_groups = {named = {match = ["x*", "s"], weight_decay = 2.500000e-01 : f64}}}/' %S/Inputs/expand-optimizer-module.mlir \
 // RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=ADAMW
+// RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd", momentum = 0.0 : f64, nesterov = false}, param_groups = {fast = {max_rank = 0 : i64, lr = 5.000000e-01 : f64}}}/' %S/Inputs/expand-optimizer-module.mlir \
+// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=LR
 // Many wildcards select as the plain name: "**s**" matches @s only, and
 // "?*w*" nothing ("?" takes the one character before "w"), so ADAMW holds.
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "adamw"}, param_groups = {named = {match = ["**s**", "?*w*"], weight_decay = 2.500000e-01 : f64}}}/' %S/Inputs/expand-optimizer-module.mlir \
@@ -44,3 +46,19 @@
 // NONE: error: parameter group 'none' selects none of the trained parameters
 // TWICE: error: parameter 'w' is in parameter groups 'a' and 'b'; a parameter may be in one group only
 // ZERO: error: param_groups are not supported with ZeRO-1 (parallel { zero = 1 }) yet
+
+// A group's lr: the schedule (here constant) from the group's own base lr,
+// a constant, for @s; @w keeps the lr hyper, which is also what out:lr
+// reports. No weight decay given: both keep the hyper.
+// LR-LABEL: func.func @t.update()
+// LR: %[[LR:.*]] = mdl.load @"t:hyper:lr" : tensor<f64>
+// LR: %[[WDW:.*]] = mdl.load @"t:hyper:weight_decay" : tensor<f64>
+// LR: %[[LRW:.*]] = mdl.cast %[[LR]] : tensor<f64> -> tensor<f32>
+// LR-NEXT: mdl.mul %[[LRW]], %{{.*}} : tensor<f32>, tensor<4x3xf32>
+// LR: %[[GLR:.*]] = mdl.constant dense<5.000000e-01> : tensor<f64>
+// LR-NEXT: %[[S:.*]] = mdl.load @s : tensor<f32>
+// LR-NEXT: mdl.cast %[[WDW]] : tensor<f64> -> tensor<f32>
+// LR: %[[GLR32:.*]] = mdl.cast %[[GLR]] : tensor<f64> -> tensor<f32>
+// LR-NEXT: mdl.mul %[[GLR32]], %{{.*}} : tensor<f32>, tensor<f32>
+// LR: %[[OUT:.*]] = mdl.cast %[[LR]] : tensor<f64> -> tensor<f32>
+// LR-NEXT: mdl.store %[[OUT]], @"t:out:lr"

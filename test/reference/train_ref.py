@@ -54,10 +54,12 @@ def parse_args(argv):
     p.add_argument("--momentum", type=float, default=0.0)
     p.add_argument("--nesterov", action="store_true")
     p.add_argument("--weight-decay", type=float, help="default: 0, or 0.01 for adamw (spec §8)")
-    p.add_argument("--param-group", action="append", default=[], metavar="PATTERNS=WD",
+    p.add_argument("--param-group", action="append", default=[], metavar="PATTERNS=WD[@LR]",
                    help="a torch.optim parameter group: the parameters whose name matches one of "
-                        "the comma-separated shell PATTERNS take weight decay WD (repeatable; "
-                        "a parameter in two groups is an error)")
+                        "the comma-separated shell PATTERNS take weight decay WD ('-': the "
+                        "optimizer's) and, with @LR, the base learning rate LR, which the "
+                        "schedule scales as torch's schedulers scale each group's lr "
+                        "(repeatable; a parameter in two groups is an error)")
     p.add_argument("--betas", default="0.9,0.999", help="beta1,beta2")
     p.add_argument("--eps", type=float, help="default: torch.optim's for the optimizer")
     p.add_argument("--alpha", type=float, default=0.99, help="rmsprop")
@@ -122,20 +124,23 @@ def train_step(params, net, x, labels, accumulate, precision="f32", loss_scale=N
     return total_loss / accumulate, {n: g / dtype(accumulate) for n, g in total_grads.items()}
 
 
-def param_groups(specs, params, make):
-    """torch.optim's param_groups: one optimizer per `PATTERNS=WD` spec over the
-    parameters whose name matches one of its shell patterns (fnmatch), each
-    parameter in one group at most; each with its own state, all stepped
-    together (so their step counts agree)."""
+def param_groups(specs, params, make, default_decay, default_lr):
+    """torch.optim's param_groups: one optimizer per `PATTERNS=WD[@LR]` spec over
+    the parameters whose name matches one of its shell patterns (fnmatch), each
+    parameter in one group at most; each with its own state and base learning
+    rate, all stepped together (so their step counts agree). Returns
+    (optimizer, names, base lr) triples."""
     groups, owner = [], {}
     for spec in specs:
-        patterns, decay = spec.rsplit("=", 1)
+        patterns, setting = spec.rsplit("=", 1)
+        decay, _, lr = setting.partition("@")
         names = [n for n in params if any(fnmatch.fnmatchcase(n, p) for p in patterns.split(","))]
         for n in names:
             if n in owner:
                 raise ValueError(f"parameter {n} is in groups {owner[n]!r} and {spec!r}")
             owner[n] = spec
-        groups.append((make(float(decay)), names))
+        groups.append((make(default_decay if decay == "-" else float(decay)), names,
+                       float(lr) if lr else default_lr))
     return groups
 
 
@@ -157,9 +162,10 @@ def train(args):
         return optim.make_optimizer(args.optimizer, args.momentum, args.nesterov, weight_decay,
                                     parse_betas(args.betas), args.eps, args.alpha, args.centered,
                                     args.lr_decay, args.initial_accumulator_value, args.rho)
-    groups = param_groups(args.param_group, params, make)
+    groups = param_groups(args.param_group, params, make, args.weight_decay, args.lr)
     groups.insert(0, (make(args.weight_decay),
-                      [n for n in params if not any(n in names for _, names in groups)]))
+                      [n for n in params if not any(n in names for _, names, _ in groups)],
+                      args.lr))
     schedule = optim.parse_schedule(args.schedule)
     span = args.batch * args.accumulate
     log = {"loss": [], "lr": []}
@@ -185,8 +191,9 @@ def train(args):
                 optim.clip_grad_norm(grads, args.grad_clip)
         lr = optim.scheduled_lr(schedule, args.lr, step, args.steps)
         if not found_inf:
-            for optimizer, names in groups:
-                optimizer.step({n: params[n] for n in names}, grads, lr)
+            for optimizer, names, base in groups:
+                group_lr = optim.scheduled_lr(schedule, base, step, args.steps)
+                optimizer.step({n: params[n] for n in names}, grads, group_lr)
         log["loss"].append(loss)
         log["lr"].append(lr)
         if scaler:
