@@ -601,6 +601,44 @@ std::optional<CValue> gruLayer(BuiltinCall &call) {
        CValue::ofTensor(recurrentLastState(call, *args, scan[0]))});
 }
 
+/// `update(buffer, value)`: the module buffer takes `value` after the
+/// train step (as `buffer.copy_(value)` under `if self.training`); eval and
+/// infer leave it as it is. The first argument must be a buffer as read
+/// (its name), the value of its exact type; the value is stored as it is,
+/// with no gradient. Returns nothing.
+std::optional<CValue> updateBuffer(BuiltinCall &call) {
+  std::optional<int> buffer = call.tensor(0);
+  std::optional<int> value = buffer ? call.tensor(1) : std::nullopt;
+  if (!value)
+    return std::nullopt;
+  // In an entry a buffer is read by a load; in a block it is a parameter
+  // slot, created here as a buffer or tied (`&path`, checked once the
+  // program is whole: --mdl-decompose).
+  const Function &fn = call.builder.function();
+  bool isBuffer = false;
+  for (const Op &op : fn.ops)
+    if (op.name == "load" && op.results.size() == 1 &&
+        op.results[0] == *buffer)
+      isBuffer = true;
+  for (const ParamSlot &slot : fn.params)
+    if (slot.value == *buffer && (slot.buffer || slot.tied))
+      isBuffer = true;
+  if (!isBuffer)
+    return call.error(0, "'update' needs a buffer (a name bound by `buffer "
+                         "NAME: TYPE = INIT`) as its first argument, got " +
+                             call.describeArg(0));
+  for (const Op &op : fn.ops)
+    if (op.name == "update_buffer" && op.operands[0] == *buffer)
+      return call.error(0, "'update' updates this buffer a second time in one "
+                           "step; a buffer takes one value per step");
+  const TensorType &type = call.typeOf(*buffer);
+  if (call.typeOf(*value) != type)
+    return call.error(1, "'update' needs a value of the buffer's type " +
+                             type.str() + ", got " + call.typeOf(*value).str());
+  call.builder.emit("update_buffer", {*buffer, *value}, {}, {}, call.loc);
+  return CValue();
+}
+
 /// `embedding(ids, table)`: integer ids, table `[V, D]` -> ids.shape + [D].
 std::optional<CValue> embedding(BuiltinCall &call) {
   std::optional<int> ids = call.tensor(0);
@@ -803,6 +841,7 @@ const std::vector<BuiltinDef> &nnBuiltins() {
         {"bias_ih", "?"},
         {"bias_hh", "?"}},
        lstmLayer},
+      {"update", {{"buffer", nullptr}, {"value", nullptr}}, updateBuffer},
       {"batch_norm",
        {{"x", nullptr},
         {"running_mean", nullptr},

@@ -259,19 +259,38 @@ Value decomposeComposite(OpBuilder &builder, Operation *op) {
       });
 }
 
-/// The buffer that `statistic` (an operand of mdl.batch_norm) reads, or an
-/// error: batch norm stores its update there.
-FailureOr<FlatSymbolRefAttr> runningBuffer(mdl::BatchNormOp norm,
-                                           Value statistic, StringRef what) {
-  auto load = statistic.getDefiningOp<mdl::LoadOp>();
+/// The buffer that `read` (an operand of `user`, which updates it) reads,
+/// or an error: training stores the update there.
+FailureOr<FlatSymbolRefAttr> updatedBuffer(Operation *user, Value read,
+                                           StringRef what) {
+  auto load = read.getDefiningOp<mdl::LoadOp>();
   auto param = load ? SymbolTable::lookupNearestSymbolFrom<mdl::ParamOp>(
-                          norm, load.getNameAttr())
+                          user, load.getNameAttr())
                     : mdl::ParamOp();
   if (!param || !param.getBuffer())
-    return norm.emitOpError()
+    return user->emitOpError()
            << what << " must be read from a buffer (`buffer` in a block), "
            << "where training stores its update";
   return load.getNameAttr();
+}
+
+/// Stores `value` to the buffer `read` reads (updatedBuffer); `updated`
+/// holds the buffers the function already stores to: a second update of
+/// one buffer in one step is refused (PyTorch would apply both, one after
+/// the other).
+LogicalResult storeUpdate(OpBuilder &builder, Operation *user, Value read,
+                          Value value, StringRef what,
+                          llvm::StringSet<> &updated) {
+  FailureOr<FlatSymbolRefAttr> buffer = updatedBuffer(user, read, what);
+  if (failed(buffer))
+    return failure();
+  if (!updated.insert(buffer->getValue()).second)
+    return user->emitOpError()
+           << "updates the buffer " << *buffer
+           << " a second time in one step; give each update its own buffer "
+              "(a batch norm: `as` another scope)";
+  builder.create<mdl::StoreOp>(user->getLoc(), value, *buffer);
+  return success();
 }
 
 /// `value` as a 0-d tensor of `elementType`: an f64 constant cast to it, so
@@ -289,10 +308,8 @@ Value castConstant(OpBuilder &builder, Location loc, double value,
 /// Training's update of the running statistics of `norm` from the batch
 /// `mean` and the sum of squared deviations `squares` of n values per
 /// channel: `momentum * batch + (1 - momentum) * running`, with the
-/// unbiased variance (squares / (n - 1)), and num_batches_tracked + 1.
-/// `updated` holds the buffers the function already stores to: a second
-/// update of one buffer in one step is refused (PyTorch would apply both,
-/// one after the other).
+/// unbiased variance (squares / (n - 1)), and num_batches_tracked + 1
+/// (storeUpdate, with `updated`).
 LogicalResult storeRunningStatistics(OpBuilder &builder, mdl::BatchNormOp norm,
                                      Value mean, Value squares, int64_t n,
                                      llvm::StringSet<> &updated) {
@@ -315,18 +332,10 @@ LogicalResult storeRunningStatistics(OpBuilder &builder, mdl::BatchNormOp norm,
   if (Value tracked = norm.getNumBatchesTracked())
     stores.push_back({tracked, b.add(tracked, b.scalar(1.0, tracked))});
   StringRef names[] = {"running_mean", "running_var", "num_batches_tracked"};
-  for (auto [i, store] : llvm::enumerate(stores)) {
-    FailureOr<FlatSymbolRefAttr> buffer =
-        runningBuffer(norm, store.first, names[i]);
-    if (failed(buffer))
+  for (auto [i, store] : llvm::enumerate(stores))
+    if (failed(storeUpdate(builder, norm, store.first, store.second, names[i],
+                           updated)))
       return failure();
-    if (!updated.insert(buffer->getValue()).second)
-      return norm.emitOpError()
-             << "updates the buffer " << *buffer
-             << " a second time in one step; give each batch norm its own "
-                "buffers (`as` another scope)";
-    builder.create<mdl::StoreOp>(loc, store.second, *buffer);
-  }
   return success();
 }
 
@@ -386,9 +395,9 @@ private:
   /// Rewrites the dropouts of `func`; active (masks) in training only.
   LogicalResult decomposeDropouts(func::FuncOp func);
 
-  /// Expands the batch norms of `func`: batch statistics and running
-  /// updates in training only.
-  LogicalResult decomposeBatchNorms(func::FuncOp func);
+  /// Expands the batch norms and buffer updates of `func`: batch
+  /// statistics and stores to the buffers in training only.
+  LogicalResult decomposeStateUpdates(func::FuncOp func);
 
   /// The next dropout mask id; ids are unique in the module.
   int64_t nextDropoutId = 0;
@@ -396,18 +405,30 @@ private:
 
 } // namespace
 
-LogicalResult MdlDecomposePass::decomposeBatchNorms(func::FuncOp func) {
+LogicalResult MdlDecomposePass::decomposeStateUpdates(func::FuncOp func) {
   auto kind = func->getAttrOfType<StringAttr>(kFunctionAttrName);
   bool training = kind && kind.getValue() == "fwd_bwd";
   llvm::StringSet<> updated;
-  SmallVector<mdl::BatchNormOp> norms;
-  func.walk([&](mdl::BatchNormOp norm) { norms.push_back(norm); });
-  for (mdl::BatchNormOp norm : norms) {
-    FailureOr<Value> result = decomposeBatchNorm(norm, training, updated);
-    if (failed(result))
-      return failure();
-    norm.replaceAllUsesWith(*result);
-    norm.erase();
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<mdl::BatchNormOp, mdl::UpdateBufferOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    if (auto norm = dyn_cast<mdl::BatchNormOp>(op)) {
+      FailureOr<Value> result = decomposeBatchNorm(norm, training, updated);
+      if (failed(result))
+        return failure();
+      norm.replaceAllUsesWith(*result);
+    } else if (training) {
+      auto update = cast<mdl::UpdateBufferOp>(op);
+      OpBuilder builder(update);
+      if (failed(storeUpdate(builder, update, update.getBuffer(),
+                             update.getValue(), "the buffer operand",
+                             updated)))
+        return failure();
+    }
+    op->erase();
   }
   return success();
 }
@@ -481,7 +502,7 @@ void MdlDecomposePass::runOnOperation() {
       op->replaceAllUsesWith(ValueRange{decomposeComposite(builder, op)});
       op->erase();
     }
-    if (failed(decomposeBatchNorms(func)) || failed(decomposeDropouts(func)))
+    if (failed(decomposeStateUpdates(func)) || failed(decomposeDropouts(func)))
       return signalPassFailure();
   }
 }

@@ -39,7 +39,8 @@ def MdlDecompose : Pass<"mdl-decompose", "mlir::ModuleOp"> {
     e.g. `mdl.attention` matmuls, a causal mask (`where`) and a softmax;
     `mdl.dropout` becomes `input * mdl.dropout_mask` in `fwd_bwd` functions
     (with a unique `id` per dropout and the `seed`/`rng_counter` hypers) and
-    its input elsewhere.
+    its input elsewhere; `mdl.update_buffer` and batch norm's running
+    statistics become stores to their buffers in `fwd_bwd` only.
   }];
 }
 

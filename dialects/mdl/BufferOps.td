@@ -65,6 +65,25 @@ def Mdl_StoreOp : Mdl_Op<"store", [
   let assemblyFormat = "$value `,` $name attr-dict `:` type($value)";
 }
 
+def Mdl_UpdateBufferOp : Mdl_Op<"update_buffer", [
+    AllTypesMatch<["buffer", "value"]>, MemoryEffects<[MemWrite]>]> {
+  let summary = "the value a module buffer takes in training";
+  let description = [{
+    `buffer` is a module buffer's value as the function read it (an
+    `mdl.load` of an `mdl.param buffer`). In a fwd_bwd function
+    `--mdl-decompose` stores `value` to that buffer (once per micro-batch,
+    as batch norm's running statistics; what the step read stays the old
+    value); in the other functions (eval, infer) it does nothing, as a
+    PyTorch module updates its buffers only when `training`.
+
+    ```mlir
+    mdl.update_buffer %state, %h_n : tensor<2x20x200xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_Tensor:$buffer, Mdl_Tensor:$value);
+  let assemblyFormat = "$buffer `,` $value attr-dict `:` type($value)";
+}
+
 def Mdl_AllReduceOp : Mdl_Op<"all_reduce", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead, MemWrite]>]> {

@@ -1,6 +1,6 @@
 // --mdl-decompose expands the composite ops (attention, rms_norm, nll_loss,
-// bce_with_logits, batch_norm, conv_transpose2d) and dropout in the program
-// functions.
+// bce_with_logits, batch_norm, conv_transpose2d), dropout and the buffer
+// updates in the program functions.
 // RUN: modelc-opt %s --split-input-file --mdl-decompose --verify-diagnostics | FileCheck %s
 
 // Non-causal attention: softmax(q @ k^T * scale, -1) @ v, as
@@ -467,6 +467,44 @@ func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
   // expected-error @+1 {{updates the buffer @rm a second time in one step}}
   %z = mdl.batch_norm %y, %w, %w running %rm, %rv momentum = 0.1 eps = 1.0e-5 : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
   mdl.store %z, @x : tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// update_buffer: a store to the buffer its first operand loads in training
+// (fwd_bwd); nothing elsewhere (eval, infer).
+// CHECK-LABEL: func.func @t.fwd_bwd()
+// CHECK-NEXT: %[[S:.*]] = mdl.load @state : tensor<4xf32>
+// CHECK-NEXT: %[[N:.*]] = mdl.add %[[S]], %[[S]]
+// CHECK-NEXT: mdl.store %[[N]], @state : tensor<4xf32>
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @t.eval()
+// CHECK-NEXT: %[[S:.*]] = mdl.load @state : tensor<4xf32>
+// CHECK-NEXT: mdl.add
+// CHECK-NEXT: return
+mdl.param buffer @state : tensor<4xf32> = zeros()
+func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
+  %s = mdl.load @state : tensor<4xf32>
+  %n = mdl.add %s, %s : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  mdl.update_buffer %s, %n : tensor<4xf32>
+  return
+}
+func.func @t.eval() attributes {mdl.entry = "t", mdl.function = "eval"} {
+  %s = mdl.load @state : tensor<4xf32>
+  %n = mdl.add %s, %s : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  mdl.update_buffer %s, %n : tensor<4xf32>
+  return
+}
+
+// -----
+
+// update_buffer of a parameter (not a buffer) is refused.
+mdl.param @w : tensor<4xf32> = ones()
+func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
+  %w = mdl.load @w : tensor<4xf32>
+  // expected-error @+1 {{the buffer operand must be read from a buffer}}
+  mdl.update_buffer %w, %w : tensor<4xf32>
   return
 }
 

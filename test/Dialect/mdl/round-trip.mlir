@@ -262,3 +262,10 @@ func.func @gru_ops(%xw: tensor<4x16x24xf32>, %w: tensor<24x8xf32>, %b: tensor<24
   %dx, %dhw, %dh0 = mdl.gru_scan_grad %dh, %g, %n, %h, %w : (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>, tensor<4x17x8xf32>, tensor<24x8xf32>) -> (tensor<4x16x24xf32>, tensor<4x16x24xf32>, tensor<4x8xf32>)
   return
 }
+
+// CHECK-LABEL: func.func @update_buffer(
+func.func @update_buffer(%s: tensor<4xf32>) {
+  // CHECK: mdl.update_buffer %{{.*}}, %{{.*}} : tensor<4xf32>
+  mdl.update_buffer %s, %s : tensor<4xf32>
+  return
+}
