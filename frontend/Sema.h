@@ -333,7 +333,10 @@ public:
                                              const std::string &name);
   std::optional<AttrDict> evalOptimizer(const ast::Expr *e);
   /// `param_groups { NAME = group(match, max_rank, weight_decay) ... }`.
-  std::optional<AttrDict> evalParamGroups(const ast::GroupStmt &g);
+  /// `optimizer` is the train entry's evaluated optimizer setting, when
+  /// there is one: a group may set only its arguments.
+  std::optional<AttrDict> evalParamGroups(const ast::GroupStmt &g,
+                                          const AttrDict *optimizer);
   std::optional<AttrDict> evalSchedule(const ast::Expr *e);
   std::optional<std::string> evalPrecision(const ast::Expr *e);
   std::optional<AttrDict> evalSettingsGroup(const ast::GroupStmt &g,

@@ -104,18 +104,45 @@ std::optional<double> Sema::positiveFloatSetting(const ast::Expr *e,
   return v;
 }
 
-std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g) {
-  const std::string sig = "group(match = [patterns], max_rank = r, "
-                          "weight_decay = w, lr = l)";
+std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g,
+                                              const AttrDict *optimizer) {
+  namespace opt = optimizers;
+  const std::string sig = "group(match = [patterns], max_rank = r, and the "
+                          "optimizer's settings: weight_decay = w, lr = l, "
+                          "...)";
   // Every argument is optional; a None value is an absent one. A group
-  // selects by `match` and/or `max_rank` and sets `weight_decay` and/or
-  // `lr`.
-  const std::vector<ConstParam> params = {
-      // Absent ones are None ("?" in messages).
-      {"match", CValue::Kind::List, CValue(), /*strings=*/true},
-      {"max_rank", CValue::Kind::Int, CValue()},
-      {"weight_decay", CValue::Kind::Float, CValue()},
-      {"lr", CValue::Kind::Float, CValue()}};
+  // selects by `match` and/or `max_rank` and sets at least one of the
+  // optimizer's numbers (Optimizers.def; `betas` for beta1 and beta2).
+  using K = CValue::Kind;
+  std::vector<ConstParam> params = {
+      {"match", K::List, CValue(), /*strings=*/true},
+      {"max_rank", K::Int, CValue()}};
+  for (const opt::HyperDef &hyper : opt::kHypers)
+    if (std::string_view(hyper.key) != "beta1" &&
+        std::string_view(hyper.key) != "beta2")
+      params.push_back({hyper.key, K::Float, CValue()});
+  params.push_back({"betas", K::List, CValue()});
+  // The optimizer's own arguments, when it was evaluated: a group may set
+  // only those (adam has no momentum).
+  const opt::KindDef *kind = nullptr;
+  std::string kindName;
+  if (optimizer) {
+    auto it = optimizer->find("kind");
+    if (it != optimizer->end())
+      if (const auto *text = std::get_if<std::string>(&it->second.value)) {
+        kindName = *text;
+        kind = opt::findKind(kindName);
+      }
+  }
+  auto takes = [&](const std::string &key) {
+    if (!kind)
+      return true;
+    for (const opt::ArgDef &arg : kind->args)
+      if (arg.key && key == arg.key)
+        return true;
+    return false;
+  };
+
   AttrDict out;
   bool ok = true;
   for (const ast::StmtPtr &s : g.body) {
@@ -148,39 +175,75 @@ std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g) {
     bool emptyPattern =
         std::find(patterns.begin(), patterns.end(), "") != patterns.end();
     const CValue &rank = (*args)[1];
-    int64_t maxRank = rank.kind == CValue::Kind::Int ? rank.i : INT64_MAX;
+    int64_t maxRank = rank.kind == K::Int ? rank.i : INT64_MAX;
     auto number = [](const CValue &v) -> std::optional<double> {
-      if (v.kind == CValue::Kind::Float)
+      if (v.kind == K::Float)
         return v.f;
-      if (v.kind == CValue::Kind::Int)
+      if (v.kind == K::Int)
         return double(v.i);
       return std::nullopt;
     };
-    std::optional<double> weightDecay = number((*args)[2]);
-    std::optional<double> lr = number((*args)[3]);
     std::string problem;
-    if (patterns.empty() && rank.kind != CValue::Kind::Int)
+    if (patterns.empty() && rank.kind != K::Int)
       problem = "needs 'match' or 'max_rank' to select its parameters";
     else if (emptyPattern)
       problem = "has an empty pattern in 'match'";
     else if (maxRank < 0)
       problem = "'max_rank' must be at least 0";
-    else if (!weightDecay && !lr)
-      problem = "sets nothing: give 'weight_decay' or 'lr'";
-    else if (weightDecay && (!(*weightDecay >= 0) || std::isinf(*weightDecay)))
-      problem = "'weight_decay' must be finite and at least 0";
-    else if (lr && (!(*lr >= 0) || std::isinf(*lr)))
-      problem = "'lr' must be finite and at least 0";
+    // The settings, as the optimizer's (hyper name -> value).
+    AttrDict settings;
+    for (size_t i = 2; i < params.size() && problem.empty(); ++i) {
+      const CValue &v = (*args)[i];
+      if (v.kind == K::None)
+        continue;
+      const std::string key = params[i].name;
+      if (!takes(key)) {
+        problem = "'" + key + "' is not a setting of " + kindName + "(...)";
+        break;
+      }
+      if (key == "betas") {
+        std::vector<double> b;
+        for (const CValue &x : v.list)
+          if (std::optional<double> n = number(x))
+            b.push_back(*n);
+        if (b.size() != 2 || v.list.size() != 2 ||
+            !opt::findHyper("beta1")->allows(b[0]) ||
+            !opt::findHyper("beta2")->allows(b[1])) {
+          problem = "'betas' must be two numbers in [0, 1), got " +
+                    literalText(v);
+          break;
+        }
+        settings["beta1"] = Attr(b[0]);
+        settings["beta2"] = Attr(b[1]);
+        continue;
+      }
+      std::optional<double> n = number(v);
+      const opt::HyperDef *hyper = opt::findHyper(key);
+      if (!n || !hyper->allows(*n)) {
+        problem = "'" + key + "' must be " + hyper->expected + ", got " +
+                  literalText(v);
+        break;
+      }
+      settings[key] = Attr(*n);
+    }
+    if (problem.empty() && settings.empty())
+      problem = "sets nothing: give one of the optimizer's settings "
+                "(weight_decay, lr, ...)";
+    if (problem.empty() && kindName == "sgd" && optimizer &&
+        settings.count("momentum") &&
+        std::get<double>(settings["momentum"].value) <= 0) {
+      auto nesterov = optimizer->find("nesterov");
+      if (nesterov != optimizer->end() &&
+          std::get<bool>(nesterov->second.value))
+        problem = "momentum must be > 0 with nesterov = true (as "
+                  "torch.optim.SGD)";
+    }
     if (!problem.empty()) {
       diag.error(value->loc, "group '" + assign->name + "': " + problem);
       ok = false;
       continue;
     }
-    AttrDict group;
-    if (weightDecay)
-      group["weight_decay"] = Attr(*weightDecay);
-    if (lr)
-      group["lr"] = Attr(*lr);
+    AttrDict group = std::move(settings);
     if (!patterns.empty())
       group["match"] = Attr(std::move(patterns));
     if (maxRank != INT64_MAX)

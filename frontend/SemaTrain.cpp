@@ -165,6 +165,7 @@ Sema::evalTrainSettings(const FunctionState &st,
                         AttrDict &out,
                         std::vector<std::pair<std::string, int>> &metrics) {
   std::optional<int> loss;
+  const ast::Stmt *groups = nullptr;
   for (const auto &[name, s] : statements.settings) {
     const ast::Expr *value = settingValue(s);
     if (name == "data" || name == "batch" || st.stopped)
@@ -194,8 +195,7 @@ Sema::evalTrainSettings(const FunctionState &st,
       if (auto v = evalPrecision(value))
         out[name] = Attr(*v);
     } else if (name == "param_groups") {
-      if (auto d = evalParamGroups(*s->as<ast::GroupStmt>()))
-        out[name] = Attr(std::move(*d));
+      groups = s; // after the optimizer, wherever it is written
     } else {
       int index = -1;
       if (auto d = evalSettingsGroup(*s->as<ast::GroupStmt>(), index))
@@ -203,6 +203,15 @@ Sema::evalTrainSettings(const FunctionState &st,
       if (name == "eval" && index >= 0 && data >= 0)
         checkEvalData(data, index, s->loc);
     }
+  }
+  if (groups && !st.stopped) {
+    auto optimizer = out.find("optimizer");
+    const AttrDict *settings =
+        optimizer == out.end()
+            ? nullptr
+            : std::get_if<AttrDict>(&optimizer->second.value);
+    if (auto d = evalParamGroups(*groups->as<ast::GroupStmt>(), settings))
+      out["param_groups"] = Attr(std::move(*d));
   }
   return loss;
 }

@@ -57,18 +57,19 @@ struct StepTarget {
   RankedTensorType type;
   std::function<std::string(StringRef kind)> state;
   Value grad;
-  /// A parameter group's weight decay; the `weight_decay` hyper otherwise.
-  std::optional<double> weightDecay = std::nullopt;
+  /// A parameter group's settings (hyper name -> value), which replace
+  /// those hypers for this target; null for none.
+  const llvm::StringMap<double> *overrides = nullptr;
 };
 
-/// What a parameter group sets for its parameters: each one that is given
-/// replaces the optimizer's.
+/// What a parameter group sets for its parameters: each of the
+/// optimizer's hypers it gives (`weight_decay`, `momentum`, `beta1`, ...)
+/// replaces the hyper for them, as a constant. `lr` is the group's base
+/// learning rate: the schedule runs from it (as torch's schedulers scale
+/// each group's own lr).
 struct GroupSettings {
-  std::optional<double> weightDecay;
-  /// The group's base learning rate: the schedule runs from it (as torch's
-  /// schedulers scale each group's own lr), the `lr` hyper untouched.
-  std::optional<double> lr;
-  /// The group's index in the setting, for messages and caches.
+  llvm::StringMap<double> hypers;
+  /// The group's index in the setting, for caches.
   unsigned index = 0;
 };
 
@@ -137,10 +138,9 @@ SmallVector<ParamGroup> readParamGroups(mdl::TrainOp train) {
           g.match.push_back(text.str());
     auto maxRank = group.getAs<IntegerAttr>("max_rank");
     g.maxRank = maxRank ? maxRank.getInt() : INT64_MAX;
-    if (auto decay = group.getAs<FloatAttr>("weight_decay"))
-      g.settings.weightDecay = decay.getValueAsDouble();
-    if (auto lr = group.getAs<FloatAttr>("lr"))
-      g.settings.lr = lr.getValueAsDouble();
+    for (NamedAttribute setting : group)
+      if (auto number = dyn_cast<FloatAttr>(setting.getValue()))
+        g.settings.hypers[setting.getName()] = number.getValueAsDouble();
     g.settings.index = groups.size();
     groups.push_back(std::move(g));
   }
@@ -273,14 +273,19 @@ private:
   /// `end - (end - self)(1 - w)`, which is `end + (w - 1)(end - self)`
   /// exactly.
   Value lerp(Value self, Value end, Value weight, Type elementType);
-  /// The weight decay of `target` (f64): its group's, else the hyper.
-  Value weightDecayOf(const StepTarget &target) {
-    return target.weightDecay ? math.constant(*target.weightDecay)
-                              : hyper("weight_decay");
+  /// Hyper `key` (f64) for `target`: its group's constant, else the
+  /// hyper's load.
+  Value hyperOf(const StepTarget &target, StringRef key) {
+    if (target.overrides) {
+      auto it = target.overrides->find(key);
+      if (it != target.overrides->end())
+        return math.constant(it->second);
+    }
+    return hyper(key);
   }
   /// `grad + weight_decay * param` (torch's L2 penalty).
   Value withWeightDecay(const StepTarget &target, Value p) {
-    Value decay = scalarFor(weightDecayOf(target), target.type);
+    Value decay = scalarFor(hyperOf(target, "weight_decay"), target.type);
     return math.add(target.grad, math.mul(decay, p));
   }
   /// `x * keep + ((1 - keep) * g) * g`: torch's
@@ -438,7 +443,7 @@ Value UpdateBuilder::rmsprop(const OptimizerConfig &config,
   Value grad = withWeightDecay(target, p);
   std::string squareSymbol = target.state("square_avg");
   Value oldSquare = load(squareSymbol, type);
-  Value alpha = hyper("alpha");
+  Value alpha = hyperOf(target, "alpha");
   // square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
   Value square = decayedSquare(oldSquare, alpha, grad, type);
   store(unlessSkipped(square, oldSquare), squareSymbol);
@@ -455,13 +460,13 @@ Value UpdateBuilder::rmsprop(const OptimizerConfig &config,
   } else {
     avg = math.sqrt(square);
   }
-  avg = math.add(avg, scalarFor(hyper("eps"), type));
+  avg = math.add(avg, scalarFor(hyperOf(target, "eps"), type));
   Value stepLr = scalarFor(lr, type);
   if (config.momentumBuffers) {
     // buf.mul_(momentum).addcdiv_(grad, avg); param.add_(buf, alpha=-lr)
     std::string bufferSymbol = target.state("momentum");
     Value oldBuffer = load(bufferSymbol, type);
-    Value momentum = scalarFor(hyper("momentum"), type);
+    Value momentum = scalarFor(hyperOf(target, "momentum"), type);
     Value kept = math.mul(oldBuffer, momentum);
     Value quotient = math.div(grad, avg);
     Value buffer = math.add(kept, quotient);
@@ -480,7 +485,7 @@ Value UpdateBuilder::adagrad(const StepTarget &target, Value lr) {
   // clr = lr / (1 + (step - 1) * lr_decay), in f64, the optimizer's step.
   Value step = hyper("optimizer_step");
   Value one = math.constant(1.0);
-  Value lrDecay = hyper("lr_decay");
+  Value lrDecay = hyperOf(target, "lr_decay");
   Value decayed = math.mul(math.sub(step, one), lrDecay);
   Value clr = math.div(lr, math.add(one, decayed));
   // The sum starts at initial_accumulator_value (torch.full_like): the
@@ -489,13 +494,14 @@ Value UpdateBuilder::adagrad(const StepTarget &target, Value lr) {
   std::string sumSymbol = target.state("sum");
   Value oldSum = load(sumSymbol, type);
   Value first = math.compare(mdl::CmpPredicate::eq, step, one);
-  Value initial = scalarFor(hyper("initial_accumulator_value"), type);
+  Value initial =
+      scalarFor(hyperOf(target, "initial_accumulator_value"), type);
   Value start = math.select(first, initial, oldSum);
   // state_sum.addcmul_(grad, grad, value=1)
   Value sum = math.add(start, math.mul(grad, grad));
   store(unlessSkipped(sum, oldSum), sumSymbol);
   // std = state_sum.sqrt().add_(eps); param.addcdiv_(grad, std, value=-clr)
-  Value eps = scalarFor(hyper("eps"), type);
+  Value eps = scalarFor(hyperOf(target, "eps"), type);
   Value std = math.add(math.sqrt(sum), eps);
   Value numerator = math.mul(scalarFor(clr, type), grad);
   return unlessSkipped(math.sub(p, math.div(numerator, std)), p);
@@ -506,8 +512,8 @@ Value UpdateBuilder::adadelta(const StepTarget &target, Value lr) {
   RankedTensorType type = target.type;
   Value p = load(target.param, type);
   Value grad = withWeightDecay(target, p);
-  Value rho = hyper("rho");
-  Value eps = scalarFor(hyper("eps"), type);
+  Value rho = hyperOf(target, "rho");
+  Value eps = scalarFor(hyperOf(target, "eps"), type);
   std::string squareSymbol = target.state("square_avg");
   std::string deltaSymbol = target.state("acc_delta");
   Value oldSquare = load(squareSymbol, type);
@@ -534,12 +540,12 @@ Value UpdateBuilder::sgd(const OptimizerConfig &config,
   RankedTensorType type = target.type;
   Value p = load(target.param, type);
   // grad = grad.add(param, alpha=weight_decay)
-  Value weightDecay = scalarFor(weightDecayOf(target), type);
+  Value weightDecay = scalarFor(hyperOf(target, "weight_decay"), type);
   Value grad = math.add(target.grad, math.mul(weightDecay, p));
   if (config.momentumBuffers) {
     std::string symbol = target.state("momentum");
     Value oldBuffer = load(symbol, type);
-    Value momentum = scalarFor(hyper("momentum"), type);
+    Value momentum = scalarFor(hyperOf(target, "momentum"), type);
     // The optimizer's first step: buf = clone(grad); later:
     // buf.mul_(momentum).add_(grad).
     Value step = hyper("optimizer_step");
@@ -571,7 +577,7 @@ Value UpdateBuilder::adam(const OptimizerConfig &config,
   Value oldV = load(vSymbol, type);
   Value m = oldM, v = oldV;
   Value one = math.constant(1.0);
-  Value weightDecay = weightDecayOf(target);
+  Value weightDecay = hyperOf(target, "weight_decay");
   Value grad = target.grad;
   if (config.kind == "adamw") {
     // Decoupled decay first: param.mul_(1 - lr * weight_decay).
@@ -582,8 +588,8 @@ Value UpdateBuilder::adam(const OptimizerConfig &config,
     Value decay = scalarFor(weightDecay, type);
     grad = math.add(grad, math.mul(decay, p));
   }
-  Value beta1 = hyper("beta1");
-  Value beta2 = hyper("beta2");
+  Value beta1 = hyperOf(target, "beta1");
+  Value beta2 = hyperOf(target, "beta2");
   // m = beta1 m + (1 - beta1) g, as torch computes it:
   // exp_avg.lerp_(grad, w = 1 - beta1), whose kernel picks its formula by
   // the weight: m + w (g - m) when w < 0.5, else g - (g - m)(1 - w), which
@@ -603,7 +609,7 @@ Value UpdateBuilder::adam(const OptimizerConfig &config,
   Value correction2 = math.sub(one, math.pow(beta2, step));
   Value stepSize = math.div(lr, correction1);
   // denom = (exp_avg_sq.sqrt() / sqrt(bc2)).add_(eps)
-  Value eps = scalarFor(hyper("eps"), type);
+  Value eps = scalarFor(hyperOf(target, "eps"), type);
   Value correction2Root = scalarFor(math.sqrt(correction2), type);
   Value denom = math.add(math.div(math.sqrt(v), correction2Root), eps);
   // param.addcdiv_(exp_avg, denom, value=-step_size)
@@ -818,15 +824,17 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
     Value targetLr = lr;
     auto group = groupSettings->find(param);
     if (group != groupSettings->end()) {
-      target.weightDecay = group->second.weightDecay;
-      if (std::optional<double> base = group->second.lr) {
+      target.overrides = &group->second.hypers;
+      auto base = group->second.hypers.find("lr");
+      if (base != group->second.hypers.end()) {
         // The schedule again, from the group's lr: its own scheduled lr,
         // built once per group.
         Value &cached = groupLr[group->second.index];
         if (!cached)
           cached = buildScheduledLearningRate(
               math, config->schedule, [&](StringRef key) {
-                return key == "lr" ? math.constant(*base) : body.hyper(key);
+                return key == "lr" ? math.constant(base->second)
+                                   : body.hyper(key);
               });
         targetLr = cached;
       }

@@ -54,12 +54,15 @@ def parse_args(argv):
     p.add_argument("--momentum", type=float, default=0.0)
     p.add_argument("--nesterov", action="store_true")
     p.add_argument("--weight-decay", type=float, help="default: 0, or 0.01 for adamw (spec §8)")
-    p.add_argument("--param-group", action="append", default=[], metavar="PATTERNS=WD[@LR]",
+    p.add_argument("--param-group", action="append", default=[],
+                   metavar="PATTERNS=WD[@LR][;KEY=V...]",
                    help="a torch.optim parameter group: the parameters whose name matches one of "
                         "the comma-separated shell PATTERNS take weight decay WD ('-': the "
-                        "optimizer's) and, with @LR, the base learning rate LR, which the "
-                        "schedule scales as torch's schedulers scale each group's lr "
-                        "(repeatable; a parameter in two groups is an error)")
+                        "optimizer's), with @LR the base learning rate LR, which the schedule "
+                        "scales as torch's schedulers scale each group's lr, and with ;KEY=V the "
+                        "optimizer setting KEY (momentum, eps, alpha, rho, lr_decay, "
+                        "initial_accumulator_value; betas=B1/B2) (repeatable; a parameter in two "
+                        "groups is an error)")
     p.add_argument("--betas", default="0.9,0.999", help="beta1,beta2")
     p.add_argument("--eps", type=float, help="default: torch.optim's for the optimizer")
     p.add_argument("--alpha", type=float, default=0.99, help="rmsprop")
@@ -132,14 +135,16 @@ def param_groups(specs, params, make, default_decay, default_lr):
     (optimizer, names, base lr) triples."""
     groups, owner = [], {}
     for spec in specs:
-        patterns, setting = spec.rsplit("=", 1)
+        head, *extra = spec.split(";")
+        patterns, setting = head.rsplit("=", 1)
         decay, _, lr = setting.partition("@")
+        settings = dict(item.split("=", 1) for item in extra)
         names = [n for n in params if any(fnmatch.fnmatchcase(n, p) for p in patterns.split(","))]
         for n in names:
             if n in owner:
                 raise ValueError(f"parameter {n} is in groups {owner[n]!r} and {spec!r}")
             owner[n] = spec
-        groups.append((make(default_decay if decay == "-" else float(decay)), names,
+        groups.append((make(default_decay if decay == "-" else float(decay), settings), names,
                        float(lr) if lr else default_lr))
     return groups
 
@@ -158,10 +163,18 @@ def train(args):
     net = models.config_for(args.model, params, args.cnn_config)
     images, labels = dataset.load_split(args.data_images, args.data_labels)
     models.check_params(params, net, dataset.model_input(images[:1], net, dtype).shape[1:])
-    def make(weight_decay):
-        return optim.make_optimizer(args.optimizer, args.momentum, args.nesterov, weight_decay,
-                                    parse_betas(args.betas), args.eps, args.alpha, args.centered,
-                                    args.lr_decay, args.initial_accumulator_value, args.rho)
+    def make(weight_decay, settings=None):
+        settings = settings or {}
+        number = lambda key, default: float(settings[key]) if key in settings else default
+        betas = (tuple(float(b) for b in settings["betas"].split("/")) if "betas" in settings
+                 else parse_betas(args.betas))
+        return optim.make_optimizer(args.optimizer, number("momentum", args.momentum),
+                                    args.nesterov, weight_decay, betas, number("eps", args.eps),
+                                    number("alpha", args.alpha), args.centered,
+                                    number("lr_decay", args.lr_decay),
+                                    number("initial_accumulator_value",
+                                           args.initial_accumulator_value),
+                                    number("rho", args.rho))
     groups = param_groups(args.param_group, params, make, args.weight_decay, args.lr)
     groups.insert(0, (make(args.weight_decay),
                       [n for n in params if not any(n in names for _, names, _ in groups)],
