@@ -464,14 +464,14 @@ std::optional<RecurrentArgs> recurrentArgs(BuiltinCall &call, int64_t gates,
     return std::nullopt;
   args.hidden = recurrent->shape[1];
   if (recurrent->shape[0] != gates * args.hidden)
-    return call.error(weightHh, call.quoted() + " expects 'weight_hh' of shape " +
-                                    recurrentLayout + ", got " +
-                                    recurrent->str());
+    return call.error(weightHh,
+                      call.quoted() + " expects 'weight_hh' of shape " +
+                          recurrentLayout + ", got " + recurrent->str());
   const int64_t batch = x->shape[0];
   auto expect = [&](size_t i, std::vector<int64_t> shape,
                     const std::string &layout) -> std::optional<int> {
-    std::optional<TensorType> t = operand(call, i, static_cast<int>(shape.size()),
-                                          layout.c_str(), x->dtype);
+    std::optional<TensorType> t = operand(
+        call, i, static_cast<int>(shape.size()), layout.c_str(), x->dtype);
     if (!t)
       return std::nullopt;
     if (t->shape != shape)
@@ -487,8 +487,8 @@ std::optional<RecurrentArgs> recurrentArgs(BuiltinCall &call, int64_t gates,
       return std::nullopt;
     args.states.push_back(*state);
   }
-  std::optional<int> input =
-      expect(weightIh, {gates * args.hidden, x->shape[2]}, "[" + width + ", n]");
+  std::optional<int> input = expect(
+      weightIh, {gates * args.hidden, x->shape[2]}, "[" + width + ", n]");
   if (!input)
     return std::nullopt;
   args.weightIh = *input;
@@ -496,7 +496,8 @@ std::optional<RecurrentArgs> recurrentArgs(BuiltinCall &call, int64_t gates,
   for (size_t i : {weightHh + 1, weightHh + 2}) {
     if (!call.has(i))
       continue;
-    std::optional<int> bias = expect(i, {gates * args.hidden}, "[" + width + "]");
+    std::optional<int> bias =
+        expect(i, {gates * args.hidden}, "[" + width + "]");
     if (!bias)
       return std::nullopt;
     (i == weightHh + 1 ? args.biasIh : args.biasHh) = *bias;
@@ -525,21 +526,24 @@ int inputProjection(BuiltinCall &call, const RecurrentArgs &args, int64_t gates,
 /// step's output `[b, t, h]` (steps 1..t), or the last state `[b, h]`.
 int recurrentOutput(BuiltinCall &call, const RecurrentArgs &args, int steps) {
   const int64_t batch = args.x.shape[0], time = args.x.shape[1];
-  AttrDict attrs{{"starts", Attr(std::vector<int64_t>{0, 1, 0})},
-                 {"limits", Attr(std::vector<int64_t>{batch, time + 1, args.hidden})},
-                 {"strides", Attr(std::vector<int64_t>{1, 1, 1})}};
-  return call.builder.emit1("slice", {steps},
-                            TensorType{args.x.dtype, {batch, time, args.hidden}},
-                            std::move(attrs), call.loc);
+  AttrDict attrs{
+      {"starts", Attr(std::vector<int64_t>{0, 1, 0})},
+      {"limits", Attr(std::vector<int64_t>{batch, time + 1, args.hidden})},
+      {"strides", Attr(std::vector<int64_t>{1, 1, 1})}};
+  return call.builder.emit1(
+      "slice", {steps}, TensorType{args.x.dtype, {batch, time, args.hidden}},
+      std::move(attrs), call.loc);
 }
-int recurrentLastState(BuiltinCall &call, const RecurrentArgs &args, int steps) {
+int recurrentLastState(BuiltinCall &call, const RecurrentArgs &args,
+                       int steps) {
   const int64_t batch = args.x.shape[0], time = args.x.shape[1];
-  AttrDict attrs{{"starts", Attr(std::vector<int64_t>{0, time, 0})},
-                 {"limits", Attr(std::vector<int64_t>{batch, time + 1, args.hidden})},
-                 {"strides", Attr(std::vector<int64_t>{1, 1, 1})}};
-  int last = call.builder.emit1("slice", {steps},
-                                TensorType{args.x.dtype, {batch, 1, args.hidden}},
-                                std::move(attrs), call.loc);
+  AttrDict attrs{
+      {"starts", Attr(std::vector<int64_t>{0, time, 0})},
+      {"limits", Attr(std::vector<int64_t>{batch, time + 1, args.hidden})},
+      {"strides", Attr(std::vector<int64_t>{1, 1, 1})}};
+  int last = call.builder.emit1(
+      "slice", {steps}, TensorType{args.x.dtype, {batch, 1, args.hidden}},
+      std::move(attrs), call.loc);
   return call.builder.emit1("reshape", {last},
                             TensorType{args.x.dtype, {batch, args.hidden}}, {},
                             call.loc);
@@ -586,9 +590,10 @@ std::optional<CValue> gruLayer(BuiltinCall &call) {
     biases.push_back(*args->biasIh);
   int input = inputProjection(call, *args, 3, biases);
   const TensorType &x = args->x;
-  int biasHh = args->biasHh ? *args->biasHh
-                            : call.builder.constant(
-                                  0.0, TensorType{x.dtype, {3 * args->hidden}},
+  int biasHh =
+      args->biasHh
+          ? *args->biasHh
+          : call.builder.constant(0.0, TensorType{x.dtype, {3 * args->hidden}},
                                   call.loc);
   TensorType steps{x.dtype, {x.shape[0], x.shape[1] + 1, args->hidden}};
   std::vector<int> scan = call.builder.emit(
@@ -617,8 +622,7 @@ std::optional<CValue> updateBuffer(BuiltinCall &call) {
   const Function &fn = call.builder.function();
   bool isBuffer = false;
   for (const Op &op : fn.ops)
-    if (op.name == "load" && op.results.size() == 1 &&
-        op.results[0] == *buffer)
+    if (op.name == "load" && op.results.size() == 1 && op.results[0] == *buffer)
       isBuffer = true;
   for (const ParamSlot &slot : fn.params)
     if (slot.value == *buffer && (slot.buffer || slot.tied))

@@ -104,36 +104,53 @@ std::optional<double> Sema::positiveFloatSetting(const ast::Expr *e,
   return v;
 }
 
-std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g,
-                                              const AttrDict *optimizer) {
-  namespace opt = optimizers;
-  const std::string sig = "group(match = [patterns], max_rank = r, and the "
-                          "optimizer's settings: weight_decay = w, lr = l, "
-                          "...)";
-  // Every argument is optional; a None value is an absent one. A group
-  // selects by `match` and/or `max_rank` and sets at least one of the
-  // optimizer's numbers (Optimizers.def; `betas` for beta1 and beta2).
+namespace {
+
+/// The arguments of `group(...)`, all optional (None when absent): the
+/// selectors `match` and `max_rank`, then the optimizer's numbers
+/// (Optimizers.def), `betas` standing for beta1 and beta2.
+std::vector<ConstParam> groupParams() {
   using K = CValue::Kind;
   std::vector<ConstParam> params = {
       {"match", K::List, CValue(), /*strings=*/true},
       {"max_rank", K::Int, CValue()}};
-  for (const opt::HyperDef &hyper : opt::kHypers)
+  for (const optimizers::HyperDef &hyper : optimizers::kHypers)
     if (std::string_view(hyper.key) != "beta1" &&
         std::string_view(hyper.key) != "beta2")
       params.push_back({hyper.key, K::Float, CValue()});
   params.push_back({"betas", K::List, CValue()});
-  // The optimizer's own arguments, when it was evaluated: a group may set
-  // only those (adam has no momentum).
-  const opt::KindDef *kind = nullptr;
-  std::string kindName;
-  if (optimizer) {
-    auto it = optimizer->find("kind");
-    if (it != optimizer->end())
-      if (const auto *text = std::get_if<std::string>(&it->second.value)) {
-        kindName = *text;
-        kind = opt::findKind(kindName);
-      }
-  }
+  return params;
+}
+
+/// An int or float constant as a double; nullopt for anything else.
+std::optional<double> numberOf(const CValue &v) {
+  if (v.kind == CValue::Kind::Float)
+    return v.f;
+  if (v.kind == CValue::Kind::Int)
+    return double(v.i);
+  return std::nullopt;
+}
+
+/// The optimizer a train entry's evaluated `optimizer` setting names, or
+/// null when there is none.
+const optimizers::KindDef *optimizerKind(const AttrDict *optimizer) {
+  if (!optimizer)
+    return nullptr;
+  auto it = optimizer->find("kind");
+  const auto *text = it == optimizer->end()
+                         ? nullptr
+                         : std::get_if<std::string>(&it->second.value);
+  return text ? optimizers::findKind(*text) : nullptr;
+}
+
+/// The settings a group's bound `args` give (from index 2 of
+/// groupParams), as the optimizer's hypers (betas as beta1 and beta2),
+/// into `settings`; the first problem, or "".
+std::string groupSettings(const std::vector<CValue> &args,
+                          const std::vector<ConstParam> &params,
+                          const optimizers::KindDef *kind,
+                          const AttrDict *optimizer, AttrDict &settings) {
+  namespace opt = optimizers;
   auto takes = [&](const std::string &key) {
     if (!kind)
       return true;
@@ -142,7 +159,56 @@ std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g,
         return true;
     return false;
   };
+  for (size_t i = 2; i < params.size(); ++i) {
+    const CValue &v = args[i];
+    if (v.kind == CValue::Kind::None)
+      continue;
+    const std::string key = params[i].name;
+    if (!takes(key))
+      return "'" + key + "' is not a setting of " + kind->name + "(...)";
+    if (key == "betas") {
+      std::vector<double> b;
+      for (const CValue &x : v.list)
+        if (std::optional<double> n = numberOf(x))
+          b.push_back(*n);
+      if (b.size() != 2 || v.list.size() != 2 ||
+          !opt::findHyper("beta1")->allows(b[0]) ||
+          !opt::findHyper("beta2")->allows(b[1]))
+        return "'betas' must be two numbers in [0, 1), got " + literalText(v);
+      settings["beta1"] = Attr(b[0]);
+      settings["beta2"] = Attr(b[1]);
+      continue;
+    }
+    std::optional<double> n = numberOf(v);
+    const opt::HyperDef *hyper = opt::findHyper(key);
+    if (!n || !hyper->allows(*n))
+      return "'" + key + "' must be " + hyper->expected + ", got " +
+             literalText(v);
+    settings[key] = Attr(*n);
+  }
+  if (settings.empty())
+    return "sets nothing: give one of the optimizer's settings "
+           "(weight_decay, lr, ...)";
+  if (kind && std::string_view(kind->name) == "sgd" &&
+      settings.count("momentum") &&
+      std::get<double>(settings["momentum"].value) <= 0) {
+    auto nesterov = optimizer->find("nesterov");
+    if (nesterov != optimizer->end() && std::get<bool>(nesterov->second.value))
+      return "momentum must be > 0 with nesterov = true (as "
+             "torch.optim.SGD)";
+  }
+  return "";
+}
 
+} // namespace
+
+std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g,
+                                              const AttrDict *optimizer) {
+  const std::string sig = "group(match = [patterns], max_rank = r, and the "
+                          "optimizer's settings: weight_decay = w, lr = l, "
+                          "...)";
+  const std::vector<ConstParam> params = groupParams();
+  const optimizers::KindDef *kind = optimizerKind(optimizer);
   AttrDict out;
   bool ok = true;
   for (const ast::StmtPtr &s : g.body) {
@@ -172,78 +238,23 @@ std::optional<AttrDict> Sema::evalParamGroups(const ast::GroupStmt &g,
     std::vector<std::string> patterns;
     for (const CValue &p : (*args)[0].list)
       patterns.push_back(p.s);
-    bool emptyPattern =
-        std::find(patterns.begin(), patterns.end(), "") != patterns.end();
     const CValue &rank = (*args)[1];
-    int64_t maxRank = rank.kind == K::Int ? rank.i : INT64_MAX;
-    auto number = [](const CValue &v) -> std::optional<double> {
-      if (v.kind == K::Float)
-        return v.f;
-      if (v.kind == K::Int)
-        return double(v.i);
-      return std::nullopt;
-    };
+    int64_t maxRank = rank.kind == CValue::Kind::Int ? rank.i : INT64_MAX;
+    AttrDict group;
     std::string problem;
-    if (patterns.empty() && rank.kind != K::Int)
+    if (patterns.empty() && rank.kind != CValue::Kind::Int)
       problem = "needs 'match' or 'max_rank' to select its parameters";
-    else if (emptyPattern)
+    else if (std::find(patterns.begin(), patterns.end(), "") != patterns.end())
       problem = "has an empty pattern in 'match'";
     else if (maxRank < 0)
       problem = "'max_rank' must be at least 0";
-    // The settings, as the optimizer's (hyper name -> value).
-    AttrDict settings;
-    for (size_t i = 2; i < params.size() && problem.empty(); ++i) {
-      const CValue &v = (*args)[i];
-      if (v.kind == K::None)
-        continue;
-      const std::string key = params[i].name;
-      if (!takes(key)) {
-        problem = "'" + key + "' is not a setting of " + kindName + "(...)";
-        break;
-      }
-      if (key == "betas") {
-        std::vector<double> b;
-        for (const CValue &x : v.list)
-          if (std::optional<double> n = number(x))
-            b.push_back(*n);
-        if (b.size() != 2 || v.list.size() != 2 ||
-            !opt::findHyper("beta1")->allows(b[0]) ||
-            !opt::findHyper("beta2")->allows(b[1])) {
-          problem = "'betas' must be two numbers in [0, 1), got " +
-                    literalText(v);
-          break;
-        }
-        settings["beta1"] = Attr(b[0]);
-        settings["beta2"] = Attr(b[1]);
-        continue;
-      }
-      std::optional<double> n = number(v);
-      const opt::HyperDef *hyper = opt::findHyper(key);
-      if (!n || !hyper->allows(*n)) {
-        problem = "'" + key + "' must be " + hyper->expected + ", got " +
-                  literalText(v);
-        break;
-      }
-      settings[key] = Attr(*n);
-    }
-    if (problem.empty() && settings.empty())
-      problem = "sets nothing: give one of the optimizer's settings "
-                "(weight_decay, lr, ...)";
-    if (problem.empty() && kindName == "sgd" && optimizer &&
-        settings.count("momentum") &&
-        std::get<double>(settings["momentum"].value) <= 0) {
-      auto nesterov = optimizer->find("nesterov");
-      if (nesterov != optimizer->end() &&
-          std::get<bool>(nesterov->second.value))
-        problem = "momentum must be > 0 with nesterov = true (as "
-                  "torch.optim.SGD)";
-    }
+    else
+      problem = groupSettings(*args, params, kind, optimizer, group);
     if (!problem.empty()) {
       diag.error(value->loc, "group '" + assign->name + "': " + problem);
       ok = false;
       continue;
     }
-    AttrDict group = std::move(settings);
     if (!patterns.empty())
       group["match"] = Attr(std::move(patterns));
     if (maxRank != INT64_MAX)

@@ -424,8 +424,7 @@ LogicalResult MdlDecomposePass::decomposeStateUpdates(func::FuncOp func) {
       auto update = cast<mdl::UpdateBufferOp>(op);
       OpBuilder builder(update);
       if (failed(storeUpdate(builder, update, update.getBuffer(),
-                             update.getValue(), "the buffer operand",
-                             updated)))
+                             update.getValue(), "the buffer operand", updated)))
         return failure();
     }
     op->erase();

@@ -392,8 +392,8 @@ UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
         getBufferSymbol(entry, "out", "grad_norm"));
 
   // clip_coef = max_norm / (total_norm + 1e-6), which torch evaluates as
-  // reciprocal(total_norm + 1e-6) * max_norm in f32 (f64 for f64 parameters), then clamped to 1.
-  // grad_clip = 0 (off) multiplies by exactly 1 instead.
+  // reciprocal(total_norm + 1e-6) * max_norm in f32 (f64 for f64 parameters),
+  // then clamped to 1. grad_clip = 0 (off) multiplies by exactly 1 instead.
   Value gradClip = hyper("grad_clip");
   Value one = math.constant(1.0, normType);
   Value guardedNorm = math.add(totalNorm, math.constant(1e-6, normType));
@@ -494,8 +494,7 @@ Value UpdateBuilder::adagrad(const StepTarget &target, Value lr) {
   std::string sumSymbol = target.state("sum");
   Value oldSum = load(sumSymbol, type);
   Value first = math.compare(mdl::CmpPredicate::eq, step, one);
-  Value initial =
-      scalarFor(hyperOf(target, "initial_accumulator_value"), type);
+  Value initial = scalarFor(hyperOf(target, "initial_accumulator_value"), type);
   Value start = math.select(first, initial, oldSum);
   // state_sum.addcmul_(grad, grad, value=1)
   Value sum = math.add(start, math.mul(grad, grad));
@@ -718,6 +717,30 @@ LogicalResult MdlExpandOptimizerPass::checkDeclared(mdl::TrainOp train,
   return success();
 }
 
+namespace {
+/// The learning rate of a parameter in `group` (null: in none): `lr`, the
+/// scheduled `lr` hyper, unless the group gives its own base lr; then the
+/// schedule again from that constant (the other hypers shared), built once
+/// per group into `cache`.
+Value groupLearningRate(UpdateBuilder &body, const OptimizerConfig &config,
+                        const GroupSettings *group, Value lr,
+                        llvm::DenseMap<unsigned, Value> &cache) {
+  if (!group || !group->hypers.count("lr"))
+    return lr;
+  double base = group->hypers.lookup("lr");
+  Value &cached = cache[group->index];
+  if (!cached) {
+    UpdateMath &math = body.getMath();
+    cached =
+        buildScheduledLearningRate(math, config.schedule, [&](StringRef key) {
+          return key == "lr" ? math.constant(base) : body.hyper(key);
+        });
+  }
+  return cached;
+}
+
+} // namespace
+
 LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
   FailureOr<OptimizerConfig> config = readConfig(train);
   if (failed(config))
@@ -821,25 +844,15 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
                                                (kind + "." + param).str());
                       },
                       grad.grad};
-    Value targetLr = lr;
     auto group = groupSettings->find(param);
-    if (group != groupSettings->end()) {
-      target.overrides = &group->second.hypers;
-      auto base = group->second.hypers.find("lr");
-      if (base != group->second.hypers.end()) {
-        // The schedule again, from the group's lr: its own scheduled lr,
-        // built once per group.
-        Value &cached = groupLr[group->second.index];
-        if (!cached)
-          cached = buildScheduledLearningRate(
-              math, config->schedule, [&](StringRef key) {
-                return key == "lr" ? math.constant(base->second)
-                                   : body.hyper(key);
-              });
-        targetLr = cached;
-      }
-    }
-    body.store(body.step(*config, target, targetLr), param);
+    const GroupSettings *settings =
+        group == groupSettings->end() ? nullptr : &group->second;
+    if (settings)
+      target.overrides = &settings->hypers;
+    body.store(
+        body.step(*config, target,
+                  groupLearningRate(body, *config, settings, lr, groupLr)),
+        param);
     body.store(math.splat(grad.param.getType(), 0.0), getGradSymbol(param));
   }
   body.store(math.cast(lr, builder.getF32Type()),

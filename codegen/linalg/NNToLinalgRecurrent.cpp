@@ -1,5 +1,5 @@
-// Lowering of mdl.lstm_scan, mdl.gru_scan and their gradients: each one scf.for over
-// the time steps, never unrolled, so its size does not depend on the
+// Lowering of mdl.lstm_scan, mdl.gru_scan and their gradients: each one scf.for
+// over the time steps, never unrolled, so its size does not depend on the
 // sequence length. The loop carries whole tensors and writes each step
 // through tensor.extract_slice -> linalg -> tensor.insert_slice at the same
 // offsets, which one-shot bufferization performs in place (as
@@ -46,8 +46,8 @@ public:
   Value columns(Value source, int64_t column, int64_t width) {
     auto type = cast<RankedTensorType>(source.getType());
     int64_t batch = type.getDimSize(0);
-    auto sliceType = RankedTensorType::get({batch, width},
-                                           type.getElementType());
+    auto sliceType =
+        RankedTensorType::get({batch, width}, type.getElementType());
     SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
                                          b.getIndexAttr(column)};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(batch),
@@ -111,13 +111,12 @@ public:
   /// gate values of that unit read from `gateSource` (`[b, k h]`, through
   /// the maps (d0, d1 mod h + g h)), the unit's element of each of `units`
   /// (`[b, h]`), and the block index, and returns one value per out.
-  SmallVector<Value>
-  perColumn(Value gateSource, int64_t gates, int64_t hidden, ValueRange units,
-            ValueRange outs,
-            function_ref<SmallVector<Value>(OpBuilder &, Location,
-                                            ArrayRef<Value>, ArrayRef<Value>,
-                                            Value)>
-                body) {
+  SmallVector<Value> perColumn(
+      Value gateSource, int64_t gates, int64_t hidden, ValueRange units,
+      ValueRange outs,
+      function_ref<SmallVector<Value>(OpBuilder &, Location, ArrayRef<Value>,
+                                      ArrayRef<Value>, Value)>
+          body) {
     MLIRContext *ctx = b.getContext();
     AffineExpr row = getAffineDimExpr(0, ctx);
     AffineExpr unit = getAffineDimExpr(1, ctx) % hidden;
@@ -241,7 +240,8 @@ struct LstmScanLowering : OpConversionPattern<mlir::mdl::LstmScanOp> {
         createEmptyTensor(rewriter, loc, stepsShape, elementType), first, 0);
     Value gates =
         createEmptyTensor(rewriter, loc, inputType.getShape(), elementType);
-    Value scratch = createEmptyTensor(rewriter, loc, {batch, width}, elementType);
+    Value scratch =
+        createEmptyTensor(rewriter, loc, {batch, width}, elementType);
 
     auto loop = rewriter.create<scf::ForOp>(
         loc, createIndexConstant(rewriter, loc, 0),
@@ -251,11 +251,11 @@ struct LstmScanLowering : OpConversionPattern<mlir::mdl::LstmScanOp> {
                    adaptor.getC0(), scratch},
         [&](OpBuilder &b, Location l, Value step, ValueRange carried) {
           StepBuilder steps(b, l);
-          Value pre = steps.pointwise(
-              steps.extract(input, step, 0, width), carried[5],
-              [](OpBuilder &, Location, ValueRange args) {
-                return SmallVector<Value>{args[0]};
-              })[0];
+          Value pre =
+              steps.pointwise(steps.extract(input, step, 0, width), carried[5],
+                              [](OpBuilder &, Location, ValueRange args) {
+                                return SmallVector<Value>{args[0]};
+                              })[0];
           pre = steps.product(carried[3], weight, pre, /*transposed=*/true);
           // i, f and o are sigmoids, the cell gate g (block 2) a tanh.
           Value active = steps.pointwise(
@@ -270,8 +270,8 @@ struct LstmScanLowering : OpConversionPattern<mlir::mdl::LstmScanOp> {
                     block, {sigmoid, sigmoid, math.tanh(args[0]), sigmoid})};
               })[0];
           Value gatesNow = steps.insert(active, carried[2], step, 0);
-          Value next = b.create<arith::AddIOp>(
-              l, step, createIndexConstant(b, l, 1));
+          Value next =
+              b.create<arith::AddIOp>(l, step, createIndexConstant(b, l, 1));
           SmallVector<Value> ins;
           for (int64_t gate = 0; gate < 4; ++gate)
             ins.push_back(steps.extract(gatesNow, step, gate * hidden, hidden));
@@ -297,6 +297,38 @@ struct LstmScanLowering : OpConversionPattern<mlir::mdl::LstmScanOp> {
   }
 };
 
+/// The LSTM step's state gradients, elementwise: from (f, o, c,
+/// hidden_grad, cell_grad) and the carried (dh, scratch, dc), dh =
+/// hidden_grad + carried dh, dc = cell_grad + carried dc + dh o (1 -
+/// tanh(c)^2), and the next carried dc = dc f.
+SmallVector<Value> lstmStateGrad(OpBuilder &b, Location loc, ValueRange args) {
+  CellMath math{b, loc};
+  Value f = args[0], o = args[1];
+  Value dh = math.add(args[3], args[5]);
+  Value dc =
+      math.add(math.add(args[4], args[7]),
+               math.mul(math.mul(dh, o), math.tanhSlope(math.tanh(args[2]))));
+  return {dh, dc, math.mul(dc, f)};
+}
+
+/// The LSTM step's pre-activation gradient of one column (perColumn): from
+/// its unit's gates (i, f, g, o) and (c, previous c, dh, dc), gate block
+/// `block`'s: dc g i (1 - i), dc c_prev f (1 - f), dc i (1 - g^2),
+/// dh tanh(c) o (1 - o).
+SmallVector<Value> lstmGateGrad(OpBuilder &b, Location loc,
+                                ArrayRef<Value> gate, ArrayRef<Value> unit,
+                                Value block) {
+  CellMath math{b, loc};
+  Value i = gate[0], f = gate[1], g = gate[2], o = gate[3];
+  Value dh = unit[2], dc = unit[3];
+  return {math.selectBlock(
+      block,
+      {math.mul(math.mul(dc, g), math.sigmoidSlope(i)),
+       math.mul(math.mul(dc, unit[1]), math.sigmoidSlope(f)),
+       math.mul(math.mul(dc, i), math.tanhSlope(g)),
+       math.mul(math.mul(dh, math.tanh(unit[0])), math.sigmoidSlope(o))})};
+}
+
 /// lstm_scan_grad: steps s = t - 1 down to 0 carrying the input gradient
 /// (`[b, t, 4h]`), what step s + 1 passes back to step s (dh = dpre W_hh
 /// and dc = dc' f, `[b, h]` each, updated in place) and a `[b, h]` scratch.
@@ -306,8 +338,7 @@ struct LstmScanLowering : OpConversionPattern<mlir::mdl::LstmScanOp> {
 /// input_grad[:, s], reading the gates of column j's unit through the maps
 /// (d0, d1 mod h + k h); then dh = 0, dh += dpre W_hh. After the loop the
 /// carried values join the adjoints of the initial state.
-struct LstmScanGradLowering
-    : OpConversionPattern<mlir::mdl::LstmScanGradOp> {
+struct LstmScanGradLowering : OpConversionPattern<mlir::mdl::LstmScanGradOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
@@ -357,40 +388,17 @@ struct LstmScanGradLowering
                          steps.extract(gates, step, 3 * hidden, hidden), c,
                          steps.extract(hiddenGrad, next, 0, hidden),
                          steps.extract(cellGrad, next, 0, hidden)},
-              ValueRange{carried[1], carried[3], carried[2]},
-              [](OpBuilder &nb, Location nl, ValueRange args) {
-                CellMath math{nb, nl};
-                Value f = args[0], o = args[1];
-                Value dh = math.add(args[3], args[5]);
-                Value dc = math.add(
-                    math.add(args[4], args[7]),
-                    math.mul(math.mul(dh, o), math.tanhSlope(math.tanh(args[2]))));
-                return SmallVector<Value>{dh, dc, math.mul(dc, f)};
-              });
+              ValueRange{carried[1], carried[3], carried[2]}, lstmStateGrad);
           Value dh = state[0], dc = state[1];
           Value stepGrad = steps.perColumn(
               stepGates, 4, hidden,
               ValueRange{c, steps.extract(cell, step, 0, hidden), dh, dc},
-              steps.extract(carried[0], step, 0, width),
-              [](OpBuilder &nb, Location nl, ArrayRef<Value> gate,
-                 ArrayRef<Value> unit, Value block) {
-                CellMath math{nb, nl};
-                Value i = gate[0], f = gate[1], g = gate[2], o = gate[3];
-                Value dhValue = unit[2], dcValue = unit[3];
-                return SmallVector<Value>{math.selectBlock(
-                    block,
-                    {math.mul(math.mul(dcValue, g), math.sigmoidSlope(i)),
-                     math.mul(math.mul(dcValue, unit[1]), math.sigmoidSlope(f)),
-                     math.mul(math.mul(dcValue, i), math.tanhSlope(g)),
-                     math.mul(math.mul(dhValue, math.tanh(unit[0])),
-                              math.sigmoidSlope(o))})};
-              })[0];
+              steps.extract(carried[0], step, 0, width), lstmGateGrad)[0];
           Value gradNow = steps.insert(stepGrad, carried[0], step, 0);
           Value zero = createScalarConstant(b, l, elementType, 0.0);
           Value cleared = b.create<linalg::FillOp>(l, zero, dh).getResult(0);
-          Value dhNext =
-              steps.product(steps.extract(gradNow, step, 0, width), weight,
-                            cleared, /*transposed=*/false);
+          Value dhNext = steps.product(steps.extract(gradNow, step, 0, width),
+                                       weight, cleared, /*transposed=*/false);
           b.create<scf::YieldOp>(l, ValueRange{gradNow, dhNext, state[2], dc});
         });
 
@@ -400,6 +408,19 @@ struct LstmScanGradLowering
     return success();
   }
 };
+
+/// The GRU step's activated gate of one column (perColumn): from its
+/// unit's input projections x (r, z, n) and recurrent pre-activations hw,
+/// r = sigmoid(x_r + hw_r), z = sigmoid(x_z + hw_z), n = tanh(x_n + r
+/// hw_n), block `block`'s.
+SmallVector<Value> gruGates(OpBuilder &b, Location loc, ArrayRef<Value> x,
+                            ArrayRef<Value> hw, Value block) {
+  CellMath math{b, loc};
+  Value r = math.sigmoid(math.add(x[0], hw[0]));
+  Value z = math.sigmoid(math.add(x[1], hw[1]));
+  Value n = math.tanh(math.add(x[2], math.mul(r, hw[2])));
+  return {math.selectBlock(block, {r, z, n})};
+}
 
 /// gru_scan: carries hidden (`[b, t + 1, h]`, step 0 the initial state),
 /// the activated gates (`[b, t, 3h]`), each step's hw_n (`[b, t, h]`), the
@@ -426,16 +447,17 @@ struct GruScanLowering : OpConversionPattern<mlir::mdl::GruScanOp> {
     int64_t hidden = width / 3;
     StepBuilder outer(rewriter, loc);
 
-    Value hiddenSteps = outer.insert(
-        adaptor.getH0(),
-        createEmptyTensor(rewriter, loc, {batch, time + 1, hidden},
-                          elementType),
-        rewriter.getIndexAttr(0), 0);
+    Value hiddenSteps =
+        outer.insert(adaptor.getH0(),
+                     createEmptyTensor(rewriter, loc, {batch, time + 1, hidden},
+                                       elementType),
+                     rewriter.getIndexAttr(0), 0);
     Value gates =
         createEmptyTensor(rewriter, loc, inputType.getShape(), elementType);
     Value recurrentN =
         createEmptyTensor(rewriter, loc, {batch, time, hidden}, elementType);
-    Value scratch = createEmptyTensor(rewriter, loc, {batch, width}, elementType);
+    Value scratch =
+        createEmptyTensor(rewriter, loc, {batch, width}, elementType);
     AffineMap biasMap = projectionMap(rewriter.getContext(), 2, {1});
     AffineMap identity = rewriter.getMultiDimIdentityMap(2);
 
@@ -462,18 +484,10 @@ struct GruScanLowering : OpConversionPattern<mlir::mdl::GruScanOp> {
               ValueRange{steps.columns(hw, 0, hidden),
                          steps.columns(hw, hidden, hidden),
                          steps.columns(hw, 2 * hidden, hidden)},
-              steps.extract(carried[1], step, 0, width),
-              [](OpBuilder &nb, Location nl, ArrayRef<Value> x,
-                 ArrayRef<Value> h, Value block) {
-                CellMath math{nb, nl};
-                Value r = math.sigmoid(math.add(x[0], h[0]));
-                Value z = math.sigmoid(math.add(x[1], h[1]));
-                Value n = math.tanh(math.add(x[2], math.mul(r, h[2])));
-                return SmallVector<Value>{math.selectBlock(block, {r, z, n})};
-              })[0];
+              steps.extract(carried[1], step, 0, width), gruGates)[0];
           Value gatesNow = steps.insert(active, carried[1], step, 0);
-          Value next = b.create<arith::AddIOp>(
-              l, step, createIndexConstant(b, l, 1));
+          Value next =
+              b.create<arith::AddIOp>(l, step, createIndexConstant(b, l, 1));
           SmallVector<Value> state = steps.pointwise(
               ValueRange{steps.extract(gatesNow, step, hidden, hidden),
                          steps.extract(gatesNow, step, 2 * hidden, hidden),
@@ -487,9 +501,10 @@ struct GruScanLowering : OpConversionPattern<mlir::mdl::GruScanOp> {
                 return SmallVector<Value>{h, h, args[2]};
               });
           b.create<scf::YieldOp>(
-              l, ValueRange{steps.insert(state[1], carried[0], next, 0),
-                            gatesNow, steps.insert(state[2], carried[2], step, 0),
-                            state[0], hw});
+              l,
+              ValueRange{steps.insert(state[1], carried[0], next, 0), gatesNow,
+                         steps.insert(state[2], carried[2], step, 0), state[0],
+                         hw});
         });
     rewriter.replaceOp(op, loop.getResults().take_front(3));
     return success();
@@ -551,15 +566,16 @@ struct GruScanGradLowering : OpConversionPattern<mlir::mdl::GruScanGradOp> {
                 Value r = gate[0], z = gate[1], n = gate[2];
                 Value hwN = unit[0], previous = unit[1];
                 Value dh = math.add(unit[2], unit[3]);
-                Value dpreN =
-                    math.mul(math.mul(dh, math.sub(math.one(z), z)),
-                             math.tanhSlope(n));
-                Value dpreR = math.mul(math.mul(dpreN, hwN), math.sigmoidSlope(r));
+                Value dpreN = math.mul(math.mul(dh, math.sub(math.one(z), z)),
+                                       math.tanhSlope(n));
+                Value dpreR =
+                    math.mul(math.mul(dpreN, hwN), math.sigmoidSlope(r));
                 Value dpreZ = math.mul(math.mul(dh, math.sub(previous, n)),
                                        math.sigmoidSlope(z));
                 return SmallVector<Value>{
                     math.selectBlock(block, {dpreR, dpreZ, dpreN}),
-                    math.selectBlock(block, {dpreR, dpreZ, math.mul(dpreN, r)})};
+                    math.selectBlock(block,
+                                     {dpreR, dpreZ, math.mul(dpreN, r)})};
               });
           Value inputGrad = steps.insert(grads[0], carried[0], step, 0);
           Value recurrentGrad = steps.insert(grads[1], carried[1], step, 0);
@@ -574,8 +590,9 @@ struct GruScanGradLowering : OpConversionPattern<mlir::mdl::GruScanGradOp> {
                                    weight, direct, /*transposed=*/false);
           b.create<scf::YieldOp>(l, ValueRange{inputGrad, recurrentGrad, dh});
         });
-    rewriter.replaceOp(op, {loop.getResult(0), loop.getResult(1),
-                            outer.addToFirstStep(hiddenGrad, loop.getResult(2))});
+    rewriter.replaceOp(op,
+                       {loop.getResult(0), loop.getResult(1),
+                        outer.addToFirstStep(hiddenGrad, loop.getResult(2))});
     return success();
   }
 };

@@ -325,8 +325,8 @@ LogicalResult mlir::mdl::verifyRecurrentShapes(Operation *op, int64_t gates,
   auto check = [&](ArrayRef<std::pair<StringRef, Value>> named,
                    ArrayRef<int64_t> shape) {
     for (auto [name, value] : named)
-      if (failed(verifyTensorType(op, name, value.getType(), shape,
-                                  elementType)))
+      if (failed(
+              verifyTensorType(op, name, value.getType(), shape, elementType)))
         return failure();
     return success();
   };

@@ -219,8 +219,8 @@ SmallVector<Value> MseLossOp::buildVJP(OpBuilder &builder,
 SmallVector<Value> LstmScanOp::buildVJP(OpBuilder &builder,
                                         ArrayRef<Value> resultAdjoints) {
   VJPBuilder b(builder, getLoc());
-  Value hiddenGrad = resultAdjoints[0] ? resultAdjoints[0]
-                                       : b.zeros(getHidden().getType());
+  Value hiddenGrad =
+      resultAdjoints[0] ? resultAdjoints[0] : b.zeros(getHidden().getType());
   Value cellGrad =
       resultAdjoints[1] ? resultAdjoints[1] : b.zeros(getCell().getType());
   auto grad = builder.create<LstmScanGradOp>(
@@ -232,12 +232,10 @@ SmallVector<Value> LstmScanOp::buildVJP(OpBuilder &builder,
   int64_t hidden = shapeOf(getH0())[1];
   Value read = b.slice(getHidden(), {0, 0, 0},
                        {sequence[0], sequence[1], hidden}, {1, 1, 1});
-  Value weightGrad =
-      b.matmul(b.transposeLastTwo(b.reshape(grad.getInputGrad(),
-                                            {rows, sequence[2]})),
-               b.reshape(read, {rows, hidden}));
-  return {grad.getInputGrad(), weightGrad, grad.getH0Grad(),
-          grad.getC0Grad()};
+  Value weightGrad = b.matmul(
+      b.transposeLastTwo(b.reshape(grad.getInputGrad(), {rows, sequence[2]})),
+      b.reshape(read, {rows, hidden}));
+  return {grad.getInputGrad(), weightGrad, grad.getH0Grad(), grad.getC0Grad()};
 }
 
 // gru_scan: mdl.gru_scan_grad walks back over time and also returns the
@@ -248,8 +246,8 @@ SmallVector<Value> LstmScanOp::buildVJP(OpBuilder &builder,
 SmallVector<Value> GruScanOp::buildVJP(OpBuilder &builder,
                                        ArrayRef<Value> resultAdjoints) {
   VJPBuilder b(builder, getLoc());
-  Value hiddenGrad = resultAdjoints[0] ? resultAdjoints[0]
-                                       : b.zeros(getHidden().getType());
+  Value hiddenGrad =
+      resultAdjoints[0] ? resultAdjoints[0] : b.zeros(getHidden().getType());
   auto grad = builder.create<GruScanGradOp>(
       getLoc(),
       TypeRange{getInput().getType(), getInput().getType(), getH0().getType()},
