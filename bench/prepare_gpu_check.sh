@@ -68,7 +68,7 @@ strip "$tmp/lstm_lm" "$tmp/lstm_lm_f64" "$tmp/recurrent" "$tmp/gru_grad"
 strip "$tmp/conv_transpose" "$tmp/conv_transpose_grad" "$tmp/upsample"
 # Each program carries its own static OpenBLAS (~25 MB). xz -9's 64 MiB
 # dictionary spans two programs, so the copies compress to almost nothing
-# (10.8 MB for nineteen programs; fourteen took 33 MB at xz's default -6,
+# (12.4 MB for the twenty-three; fourteen took 33 MB at xz's default -6,
 # which with the data passed the device machine's 64 MiB carry limit).
 XZ_OPT=-9 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt \
   fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
