@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -62,12 +63,23 @@ FailureOr<Operation *> findWork(func::FuncOp kernel) {
 }
 
 /// The most terms any one result of `work` sums: the largest product of a
-/// nested linalg op's reduction loop sizes (dynamic sizes count as 1); 0
-/// when it reduces nothing. kernelcheck widens its tolerance by it.
+/// nested linalg op's reduction loop sizes (dynamic sizes count as 1),
+/// times the trip counts of the scf.for loops around it in `work` (a time
+/// loop, lstm_scan's, carries each step's rounding into the next); 0 when
+/// it reduces nothing. kernelcheck widens its tolerance by it.
 int64_t getReductionLength(Operation *work) {
   int64_t longest = 0;
   work->walk([&](linalg::LinalgOp op) {
     int64_t terms = 1;
+    for (Operation *parent = op->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      if (auto loop = dyn_cast<scf::ForOp>(parent))
+        if (std::optional<int64_t> trips = constantTripCount(
+                loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+          terms *= std::max<int64_t>(*trips, 1);
+      if (parent == work)
+        break;
+    }
     bool reduces = false;
     for (auto [size, iterator] : llvm::zip(op.getStaticLoopRanges(),
                                            op.getIteratorTypesArray())) {
