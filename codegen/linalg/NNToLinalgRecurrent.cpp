@@ -206,6 +206,45 @@ struct CellMath {
   }
 };
 
+/// The sizes of a scan from a `[b, t, gates h]` sequence operand.
+struct ScanShape {
+  Type elementType;
+  int64_t batch, time, width, hidden;
+
+  ScanShape(Value sequence, int64_t gates) {
+    auto type = cast<RankedTensorType>(sequence.getType());
+    elementType = type.getElementType();
+    batch = type.getDimSize(0);
+    time = type.getDimSize(1);
+    width = type.getDimSize(2);
+    hidden = width / gates;
+  }
+};
+
+/// The body of a time loop: the step it works on (`step`, and `next` =
+/// step + 1, the step's slot in a `[b, t + 1, h]` tensor), the carried
+/// tensors; it yields the new ones.
+using StepBody = function_ref<void(OpBuilder &, Location, Value step,
+                                   Value next, ValueRange carried)>;
+
+/// `scf.for` over the `time` steps carrying `init`, forwards (step = i) or
+/// backwards (step = time - 1 - i).
+scf::ForOp timeLoop(OpBuilder &builder, Location loc, int64_t time,
+                    bool backwards, ValueRange init, StepBody body) {
+  return builder.create<scf::ForOp>(
+      loc, createIndexConstant(builder, loc, 0),
+      createIndexConstant(builder, loc, time),
+      createIndexConstant(builder, loc, 1), init,
+      [&](OpBuilder &b, Location l, Value i, ValueRange carried) {
+        Value step = backwards ? b.create<arith::SubIOp>(
+                                     l, createIndexConstant(b, l, time - 1), i)
+                               : i;
+        Value next =
+            b.create<arith::AddIOp>(l, step, createIndexConstant(b, l, 1));
+        body(b, l, step, next, carried);
+      });
+}
+
 /// lstm_scan: carries hidden and cell (`[b, t + 1, h]`, step 0 the initial
 /// state), the activated gates (`[b, t, 4h]`), the previous state
 /// (`[b, h]` each, updated in place) and a `[b, 4h]` scratch for the
@@ -222,12 +261,10 @@ struct LstmScanLowering : OpConversionPattern<mlir::mdl::LstmScanOp> {
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
     Value weight = adaptor.getWeightHh();
-    auto inputType = cast<RankedTensorType>(input.getType());
-    Type elementType = inputType.getElementType();
-    int64_t batch = inputType.getDimSize(0);
-    int64_t time = inputType.getDimSize(1);
-    int64_t width = inputType.getDimSize(2);
-    int64_t hidden = width / 4;
+    const ScanShape shape(input, 4);
+    Type elementType = shape.elementType;
+    int64_t batch = shape.batch, time = shape.time, width = shape.width,
+            hidden = shape.hidden;
     StepBuilder outer(rewriter, loc);
     OpFoldResult first = rewriter.getIndexAttr(0);
 
@@ -238,18 +275,17 @@ struct LstmScanLowering : OpConversionPattern<mlir::mdl::LstmScanOp> {
     Value cellSteps = outer.insert(
         adaptor.getC0(),
         createEmptyTensor(rewriter, loc, stepsShape, elementType), first, 0);
-    Value gates =
-        createEmptyTensor(rewriter, loc, inputType.getShape(), elementType);
+    Value gates = createEmptyTensor(
+        rewriter, loc, ArrayRef<int64_t>{batch, time, width}, elementType);
     Value scratch =
         createEmptyTensor(rewriter, loc, {batch, width}, elementType);
 
-    auto loop = rewriter.create<scf::ForOp>(
-        loc, createIndexConstant(rewriter, loc, 0),
-        createIndexConstant(rewriter, loc, time),
-        createIndexConstant(rewriter, loc, 1),
+    scf::ForOp loop = timeLoop(
+        rewriter, loc, time, /*backwards=*/false,
         ValueRange{hiddenSteps, cellSteps, gates, adaptor.getH0(),
                    adaptor.getC0(), scratch},
-        [&](OpBuilder &b, Location l, Value step, ValueRange carried) {
+        [&](OpBuilder &b, Location l, Value step, Value next,
+            ValueRange carried) {
           StepBuilder steps(b, l);
           Value pre =
               steps.pointwise(steps.extract(input, step, 0, width), carried[5],
@@ -270,8 +306,6 @@ struct LstmScanLowering : OpConversionPattern<mlir::mdl::LstmScanOp> {
                     block, {sigmoid, sigmoid, math.tanh(args[0]), sigmoid})};
               })[0];
           Value gatesNow = steps.insert(active, carried[2], step, 0);
-          Value next =
-              b.create<arith::AddIOp>(l, step, createIndexConstant(b, l, 1));
           SmallVector<Value> ins;
           for (int64_t gate = 0; gate < 4; ++gate)
             ins.push_back(steps.extract(gatesNow, step, gate * hidden, hidden));
@@ -350,16 +384,14 @@ struct LstmScanGradLowering : OpConversionPattern<mlir::mdl::LstmScanGradOp> {
     Value gates = adaptor.getGates();
     Value cell = adaptor.getCell();
     Value weight = adaptor.getWeightHh();
-    auto gatesType = cast<RankedTensorType>(gates.getType());
-    Type elementType = gatesType.getElementType();
-    int64_t batch = gatesType.getDimSize(0);
-    int64_t time = gatesType.getDimSize(1);
-    int64_t width = gatesType.getDimSize(2);
-    int64_t hidden = width / 4;
+    const ScanShape shape(gates, 4);
+    Type elementType = shape.elementType;
+    int64_t batch = shape.batch, time = shape.time, width = shape.width,
+            hidden = shape.hidden;
     StepBuilder outer(rewriter, loc);
 
-    Value inputGrad =
-        createEmptyTensor(rewriter, loc, gatesType.getShape(), elementType);
+    Value inputGrad = createEmptyTensor(
+        rewriter, loc, ArrayRef<int64_t>{batch, time, width}, elementType);
     Value carriedHidden =
         createZeroTensor(rewriter, loc, {batch, hidden}, elementType);
     Value carriedCell =
@@ -367,17 +399,12 @@ struct LstmScanGradLowering : OpConversionPattern<mlir::mdl::LstmScanGradOp> {
     Value scratch =
         createEmptyTensor(rewriter, loc, {batch, hidden}, elementType);
 
-    auto loop = rewriter.create<scf::ForOp>(
-        loc, createIndexConstant(rewriter, loc, 0),
-        createIndexConstant(rewriter, loc, time),
-        createIndexConstant(rewriter, loc, 1),
+    scf::ForOp loop = timeLoop(
+        rewriter, loc, time, /*backwards=*/true,
         ValueRange{inputGrad, carriedHidden, carriedCell, scratch},
-        [&](OpBuilder &b, Location l, Value reversed, ValueRange carried) {
+        [&](OpBuilder &b, Location l, Value step, Value next,
+            ValueRange carried) {
           StepBuilder steps(b, l);
-          Value step = b.create<arith::SubIOp>(
-              l, createIndexConstant(b, l, time - 1), reversed);
-          Value next = b.create<arith::SubIOp>(
-              l, createIndexConstant(b, l, time), reversed);
           Value stepGates = steps.extract(gates, step, 0, width);
           Value c = steps.extract(cell, next, 0, hidden);
           // dh = hidden_grad[:, s + 1] + carried dh (into the carried dh);
@@ -439,12 +466,10 @@ struct GruScanLowering : OpConversionPattern<mlir::mdl::GruScanOp> {
     Value input = adaptor.getInput();
     Value weight = adaptor.getWeightHh();
     Value bias = adaptor.getBiasHh();
-    auto inputType = cast<RankedTensorType>(input.getType());
-    Type elementType = inputType.getElementType();
-    int64_t batch = inputType.getDimSize(0);
-    int64_t time = inputType.getDimSize(1);
-    int64_t width = inputType.getDimSize(2);
-    int64_t hidden = width / 3;
+    const ScanShape shape(input, 3);
+    Type elementType = shape.elementType;
+    int64_t batch = shape.batch, time = shape.time, width = shape.width,
+            hidden = shape.hidden;
     StepBuilder outer(rewriter, loc);
 
     Value hiddenSteps =
@@ -452,8 +477,8 @@ struct GruScanLowering : OpConversionPattern<mlir::mdl::GruScanOp> {
                      createEmptyTensor(rewriter, loc, {batch, time + 1, hidden},
                                        elementType),
                      rewriter.getIndexAttr(0), 0);
-    Value gates =
-        createEmptyTensor(rewriter, loc, inputType.getShape(), elementType);
+    Value gates = createEmptyTensor(
+        rewriter, loc, ArrayRef<int64_t>{batch, time, width}, elementType);
     Value recurrentN =
         createEmptyTensor(rewriter, loc, {batch, time, hidden}, elementType);
     Value scratch =
@@ -461,12 +486,11 @@ struct GruScanLowering : OpConversionPattern<mlir::mdl::GruScanOp> {
     AffineMap biasMap = projectionMap(rewriter.getContext(), 2, {1});
     AffineMap identity = rewriter.getMultiDimIdentityMap(2);
 
-    auto loop = rewriter.create<scf::ForOp>(
-        loc, createIndexConstant(rewriter, loc, 0),
-        createIndexConstant(rewriter, loc, time),
-        createIndexConstant(rewriter, loc, 1),
+    scf::ForOp loop = timeLoop(
+        rewriter, loc, time, /*backwards=*/false,
         ValueRange{hiddenSteps, gates, recurrentN, adaptor.getH0(), scratch},
-        [&](OpBuilder &b, Location l, Value step, ValueRange carried) {
+        [&](OpBuilder &b, Location l, Value step, Value next,
+            ValueRange carried) {
           StepBuilder steps(b, l);
           Value hw =
               b.create<linalg::GenericOp>(
@@ -486,8 +510,6 @@ struct GruScanLowering : OpConversionPattern<mlir::mdl::GruScanOp> {
                          steps.columns(hw, 2 * hidden, hidden)},
               steps.extract(carried[1], step, 0, width), gruGates)[0];
           Value gatesNow = steps.insert(active, carried[1], step, 0);
-          Value next =
-              b.create<arith::AddIOp>(l, step, createIndexConstant(b, l, 1));
           SmallVector<Value> state = steps.pointwise(
               ValueRange{steps.extract(gatesNow, step, hidden, hidden),
                          steps.extract(gatesNow, step, 2 * hidden, hidden),
@@ -529,28 +551,25 @@ struct GruScanGradLowering : OpConversionPattern<mlir::mdl::GruScanGradOp> {
     Value recurrentN = adaptor.getRecurrentN();
     Value hiddenSteps = adaptor.getHidden();
     Value weight = adaptor.getWeightHh();
-    auto gatesType = cast<RankedTensorType>(gates.getType());
-    Type elementType = gatesType.getElementType();
-    int64_t batch = gatesType.getDimSize(0);
-    int64_t time = gatesType.getDimSize(1);
-    int64_t width = gatesType.getDimSize(2);
-    int64_t hidden = width / 3;
+    const ScanShape shape(gates, 3);
+    Type elementType = shape.elementType;
+    int64_t batch = shape.batch, time = shape.time, width = shape.width,
+            hidden = shape.hidden;
     StepBuilder outer(rewriter, loc);
 
-    auto loop = rewriter.create<scf::ForOp>(
-        loc, createIndexConstant(rewriter, loc, 0),
-        createIndexConstant(rewriter, loc, time),
-        createIndexConstant(rewriter, loc, 1),
+    scf::ForOp loop = timeLoop(
+        rewriter, loc, time, /*backwards=*/true,
         ValueRange{
-            createEmptyTensor(rewriter, loc, gatesType.getShape(), elementType),
-            createEmptyTensor(rewriter, loc, gatesType.getShape(), elementType),
+            createEmptyTensor(rewriter, loc,
+                              ArrayRef<int64_t>{batch, time, width},
+                              elementType),
+            createEmptyTensor(rewriter, loc,
+                              ArrayRef<int64_t>{batch, time, width},
+                              elementType),
             createZeroTensor(rewriter, loc, {batch, hidden}, elementType)},
-        [&](OpBuilder &b, Location l, Value reversed, ValueRange carried) {
+        [&](OpBuilder &b, Location l, Value step, Value next,
+            ValueRange carried) {
           StepBuilder steps(b, l);
-          Value step = b.create<arith::SubIOp>(
-              l, createIndexConstant(b, l, time - 1), reversed);
-          Value next = b.create<arith::SubIOp>(
-              l, createIndexConstant(b, l, time), reversed);
           Value stepGates = steps.extract(gates, step, 0, width);
           Value dhOut = steps.extract(hiddenGrad, next, 0, hidden);
           SmallVector<Value> grads = steps.perColumn(
