@@ -1,11 +1,13 @@
 // GPU ranks on NCCL (Nccl.h): finding and loading libnccl, the unique id,
-// and the Communicator with its asynchronous-error checks and abort.
+// the Communicator with its asynchronous-error checks and abort, its scaled
+// all-reduce of gradient buckets, and the Communicator of host memory.
 #include "runtime/dist/Nccl.h"
 
 #include "runtime/cuda/CudaApi.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -220,10 +222,13 @@ NcclCommunicator::connect(const NcclId &id, int rank, int size, int device,
 
 NcclCommunicator::~NcclCommunicator() {
   if (!aborted_.exchange(true)) {
-    if (error_.ok())
+    if (error_.ok()) {
+      for (const auto &[key, op] : scaledSums_)
+        api_->redOpDestroy(op, comm_);
       api_->commDestroy(comm_);
-    else
+    } else {
       api_->commAbort(comm_);
+    }
   }
   // After the communicator: destroying it waits for its queued work.
   if (barrierElement_)
@@ -299,6 +304,55 @@ Status NcclCommunicator::broadcast(void *data, size_t bytes, int root) {
       "broadcast");
 }
 
+Result<ncclRedOp_t> NcclCommunicator::scaledSum(bool f64, double scale) {
+  if (scale == 1)
+    return ncclSum;
+  auto key = std::make_pair(f64, scale);
+  if (auto it = scaledSums_.find(key); it != scaledSums_.end())
+    return it->second;
+  // ncclScalarHostImmediate: NCCL reads the scalar, of the buffers' type,
+  // before it returns.
+  float f32Scale = float(scale);
+  double f64Scale = scale;
+  ncclRedOp_t op;
+  MODELC_RETURN_IF_ERROR(check(
+      api_->redOpCreatePreMulSum(
+          &op, f64 ? static_cast<void *>(&f64Scale) : &f32Scale,
+          f64 ? ncclFloat64 : ncclFloat32, ncclScalarHostImmediate, comm_),
+      "scaled all-reduce's ncclRedOpCreatePreMulSum"));
+  scaledSums_.emplace(key, op);
+  return op;
+}
+
+Status NcclCommunicator::allReduceScaled(const std::vector<NcclBuffer> &buffers,
+                                         double scale, CUstream stream) {
+  MODELC_RETURN_IF_ERROR(ready("scaled all-reduce"));
+  // The reductions first: NCCL's group is for collectives.
+  ncclRedOp_t ops[2] = {ncclSum, ncclSum}; // f32, f64
+  for (bool f64 : {false, true})
+    if (std::any_of(buffers.begin(), buffers.end(),
+                    [&](const NcclBuffer &b) { return b.f64 == f64; })) {
+      Result<ncclRedOp_t> op = scaledSum(f64, scale);
+      if (!op)
+        return op.status();
+      ops[f64] = *op;
+    }
+  MODELC_RETURN_IF_ERROR(
+      check(api_->groupStart(), "scaled all-reduce's ncclGroupStart"));
+  ncclResult_t result = ncclSuccess;
+  for (const NcclBuffer &b : buffers) {
+    result = api_->allReduce(b.data, b.data, b.count,
+                             b.f64 ? ncclFloat64 : ncclFloat32, ops[b.f64],
+                             comm_, stream);
+    if (result != ncclSuccess)
+      break;
+  }
+  // The group is ended also after a failed call: NCCL's group state is the
+  // thread's, and a group left open would swallow its next calls.
+  ncclResult_t end = api_->groupEnd();
+  return check(result != ncclSuccess ? result : end, "scaled all-reduce");
+}
+
 Status NcclCommunicator::barrier() {
   MODELC_RETURN_IF_ERROR(ready("barrier"));
   if (!barrierElement_) {
@@ -320,6 +374,89 @@ Status NcclCommunicator::barrier() {
       !s.ok())
     return fail(s.message());
   return asyncError("during the barrier");
+}
+
+NcclHostCommunicator::~NcclHostCommunicator() {
+  if (scratch_)
+    device_.api().memFree(scratch_);
+}
+
+Status NcclHostCommunicator::fail(std::string message) {
+  if (error_.ok())
+    error_ = Status::error(fmt::format("rank {} of {} (GPU {}): {}", rank(),
+                                       size(), device_.device(), message),
+                           kExitInternal);
+  return error_;
+}
+
+template <typename Collective>
+Status NcclHostCommunicator::throughScratch(void *data, size_t bytes,
+                                            bool upload, std::string_view what,
+                                            Collective collective) {
+  if (!error_.ok())
+    return error_;
+  Result<const cuda::DriverApi *> loaded = cuda::loadDriver();
+  if (!loaded)
+    return fail(fmt::format("the host {} cannot copy to the GPU: {}", what,
+                            loaded.status().message()));
+  const cuda::DriverApi &d = **loaded;
+  if (bytes > capacity_) {
+    // Grown by doubling, so that a size that creeps up reallocates rarely.
+    size_t grown = std::max(bytes, 2 * capacity_);
+    if (scratch_)
+      device_.api().memFree(scratch_);
+    scratch_ = nullptr;
+    capacity_ = 0;
+    if (ncclResult_t r = device_.api().memAlloc(&scratch_, grown);
+        r != ncclSuccess) {
+      scratch_ = nullptr;
+      return fail(fmt::format("NCCL error: ncclMemAlloc of {} bytes for the "
+                              "host {} failed with {}",
+                              grown, what, device_.api().describe(r)));
+    }
+    capacity_ = grown;
+  }
+  CUstream stream = device_.stream();
+  auto scratch = CUdeviceptr(reinterpret_cast<uintptr_t>(scratch_));
+  std::string context = fmt::format("host {}", what);
+  auto checked = [&](CUresult r, std::string_view call) {
+    Status s = d.check(r, call, context);
+    return s.ok() ? s : fail(s.message());
+  };
+  if (upload)
+    MODELC_RETURN_IF_ERROR(checked(
+        d.memcpyHtoDAsync(scratch, data, bytes, stream), "cuMemcpyHtoDAsync"));
+  MODELC_RETURN_IF_ERROR(collective(scratch_));
+  MODELC_RETURN_IF_ERROR(checked(
+      d.memcpyDtoHAsync(data, scratch, bytes, stream), "cuMemcpyDtoHAsync"));
+  return checked(d.streamSynchronize(stream), "cuStreamSynchronize");
+}
+
+Status NcclHostCommunicator::allReduceSum(float *data, size_t count) {
+  if (count == 0)
+    return error_;
+  return throughScratch(
+      data, count * sizeof(float), true, "all-reduce", [&](void *scratch) {
+        return device_.allReduceSum(static_cast<float *>(scratch), count);
+      });
+}
+
+Status NcclHostCommunicator::allReduceSum(double *data, size_t count) {
+  if (count == 0)
+    return error_;
+  return throughScratch(
+      data, count * sizeof(double), true, "all-reduce", [&](void *scratch) {
+        return device_.allReduceSum(static_cast<double *>(scratch), count);
+      });
+}
+
+Status NcclHostCommunicator::broadcast(void *data, size_t bytes, int root) {
+  if (bytes == 0)
+    return error_;
+  // Only the root's bytes matter: the others' are overwritten.
+  return throughScratch(
+      data, bytes, rank() == root, "broadcast",
+      [&](void *scratch) { return device_.broadcast(scratch, bytes, root); });
 }
 
 } // namespace modelc::rt::dist

@@ -1,7 +1,8 @@
 // GPU ranks on NCCL (docs/runtime/nccl.md): libnccl.so.2 loaded at run time
 // into a table of functions (as runtime/cuda/CudaApi.h loads libcuda), the
-// unique id a rendezvous passes from rank 0 to the others, and the
-// Communicator over an NCCL communicator on one GPU's stream.
+// unique id a rendezvous passes from rank 0 to the others, the Communicator
+// over an NCCL communicator on one GPU's stream (with the gradient buckets'
+// scaled all-reduce), and the Communicator of host memory over it.
 #pragma once
 
 #include "runtime/dist/Communicator.h"
@@ -11,6 +12,7 @@
 
 #include <array>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,7 +38,11 @@ constexpr int kMinNcclVersion = 21900;
   X(allReduce, ncclAllReduce)                                                  \
   X(broadcast, ncclBroadcast)                                                  \
   X(memAlloc, ncclMemAlloc)                                                    \
-  X(memFree, ncclMemFree)
+  X(memFree, ncclMemFree)                                                      \
+  X(groupStart, ncclGroupStart)                                                \
+  X(groupEnd, ncclGroupEnd)                                                    \
+  X(redOpCreatePreMulSum, ncclRedOpCreatePreMulSum)                            \
+  X(redOpDestroy, ncclRedOpDestroy)
 
 #define MODELC_NCCL_MEMBER(member, symbol) decltype(&symbol) member = nullptr;
 
@@ -75,6 +81,14 @@ using NcclId = std::array<char, NCCL_UNIQUE_ID_BYTES>;
 /// A fresh id from ncclGetUniqueId (loads libnccl).
 Result<NcclId> createNcclId();
 
+/// One buffer of a gradient bucket: `count` f32 or f64 elements of device
+/// memory.
+struct NcclBuffer {
+  void *data = nullptr;
+  size_t count = 0;
+  bool f64 = false;
+};
+
 /// One rank of a group of GPUs. Its collectives take DEVICE pointers and
 /// are queued on `stream` (they return once queued, as NCCL's do): their
 /// results are there for whatever is queued after them on that stream.
@@ -87,8 +101,9 @@ public:
   /// another GPU is an internal error naming both.
   static Result<std::unique_ptr<NcclCommunicator>>
   connect(const NcclId &id, int rank, int size, int device, CUstream stream);
-  /// ncclCommDestroy, or ncclCommAbort when a call has failed (destroy
-  /// would wait for work that never finishes).
+  /// ncclRedOpDestroy of the scaled sums and ncclCommDestroy, or
+  /// ncclCommAbort when a call has failed (destroy would wait for work that
+  /// never finishes; it frees the scaled sums too).
   ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator &) = delete;
   NcclCommunicator &operator=(const NcclCommunicator &) = delete;
@@ -97,6 +112,8 @@ public:
   int size() const override { return size_; }
   int device() const { return device_; }
   CUstream stream() const { return stream_; }
+  /// The libnccl this communicator calls.
+  const NcclApi &api() const { return *api_; }
 
   Status allReduceSum(float *data, size_t count) override;
   Status allReduceSum(double *data, size_t count) override;
@@ -105,6 +122,18 @@ public:
   /// returns, every rank has queued everything before its barrier and this
   /// rank's GPU has finished it.
   Status barrier() override;
+
+  /// Queues on `stream` (which may differ from the communicator's own
+  /// stream; a CUDA graph may be capturing it) one NCCL group
+  /// (ncclGroupStart ... ncclGroupEnd) with one in-place ncclAllReduce per
+  /// buffer: each buffer becomes `scale` times its sum over the ranks. The
+  /// reduction is a PreMulSum (ncclRedOpCreatePreMulSum with
+  /// ncclScalarHostImmediate; one op per element type and scale, created on
+  /// first use and kept until the communicator is destroyed), or ncclSum
+  /// when `scale` is 1. Errors as the other calls (sticky, asynchronous
+  /// checks).
+  Status allReduceScaled(const std::vector<NcclBuffer> &buffers, double scale,
+                         CUstream stream);
 
   /// ncclCommAbort: ends this rank's part in the group now. Any thread may
   /// call it, also while another is blocked in a call of this communicator,
@@ -129,6 +158,9 @@ private:
   Status asyncError(std::string_view when);
   Status fail(std::string message);
   Status allReduce(void *data, size_t count, ncclDataType_t type);
+  /// The reduction that sums `scale` times each element of the type:
+  /// ncclSum for 1, else the PreMulSum made on first use.
+  Result<ncclRedOp_t> scaledSum(bool f64, double scale);
 
   const NcclApi *api_;
   ncclComm_t comm_;
@@ -138,6 +170,49 @@ private:
   Status error_;
   /// The barrier's one device element (ncclMemAlloc), made on first use.
   float *barrierElement_ = nullptr;
+  /// The PreMulSum reductions by (f64, scale), destroyed with the
+  /// communicator.
+  std::map<std::pair<bool, double>, ncclRedOp_t> scaledSums_;
+};
+
+/// The Communicator of HOST memory for a GPU rank (the trainer's loss,
+/// metrics, stop flags, eval sums): each call copies the host data to a
+/// device scratch (ncclMemAlloc, grown as needed), runs the NCCL collective
+/// on the device communicator's own stream, copies the result back and
+/// waits for the stream (cuStreamSynchronize), so it returns with the host
+/// data final. The calling thread must have the GPU's context current, as
+/// for the device communicator, which must outlive this one. barrier() is
+/// the device communicator's. A failed CUDA call sticks as NCCL's errors
+/// do.
+class NcclHostCommunicator : public Communicator {
+public:
+  explicit NcclHostCommunicator(NcclCommunicator &device) : device_(device) {}
+  /// Frees the scratch.
+  ~NcclHostCommunicator() override;
+  NcclHostCommunicator(const NcclHostCommunicator &) = delete;
+  NcclHostCommunicator &operator=(const NcclHostCommunicator &) = delete;
+
+  int rank() const override { return device_.rank(); }
+  int size() const override { return device_.size(); }
+
+  Status allReduceSum(float *data, size_t count) override;
+  Status allReduceSum(double *data, size_t count) override;
+  Status broadcast(void *data, size_t bytes, int root) override;
+  Status barrier() override { return device_.barrier(); }
+
+private:
+  /// Copies `bytes` of `data` to the scratch (when `upload`), runs
+  /// `collective` on the scratch, copies the result back into `data` and
+  /// waits for the stream. `what` names the call in errors.
+  template <typename Collective>
+  Status throughScratch(void *data, size_t bytes, bool upload,
+                        std::string_view what, Collective collective);
+  Status fail(std::string message);
+
+  NcclCommunicator &device_;
+  void *scratch_ = nullptr; // ncclMemAlloc'd
+  size_t capacity_ = 0;
+  Status error_;
 };
 
 } // namespace modelc::rt::dist

@@ -5,9 +5,11 @@
 // all-reduce over 1, 2 and 4 ranks giving exactly the sum of integer-valued
 // f32 and f64 data, broadcast, barrier, 50 all-reduces in a row, a rank
 // that aborts making the others fail instead of waiting, abort() from
-// another thread freeing ranks stuck on a lost one, and the misuses NCCL
+// another thread freeing ranks stuck on a lost one, the misuses NCCL
 // refuses (counts that differ between ranks, a rank out of range, the
-// wrong GPU). DistNcclGpu runs real NCCL where there are GPUs and NCCL
+// wrong GPU), the scaled all-reduce of gradient buckets (also captured in a
+// CUDA graph of the fake libcuda and replayed) and the Communicator of host
+// memory. DistNcclGpu runs real NCCL where there are GPUs and NCCL
 // (skipped elsewhere): each GPU, up to 4, a rank in its own thread.
 #include "cuda_TestProgram.h"
 
@@ -43,17 +45,48 @@ protected:
     live_ = reinterpret_cast<int (*)()>(dlsym(lib_, "fakeNcclLive"));
     waiting_ = reinterpret_cast<int (*)()>(dlsym(lib_, "fakeNcclWaiting"));
     ASSERT_TRUE(setDevice_ && live_ && waiting_);
+    // The fake libcuda the runtime loads (the same handle): its handles
+    // alive must be as many after the test as before.
+    cudaLib_ = dlopen(MODELC_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(cudaLib_, nullptr) << dlerror();
+    cudaLive_ = reinterpret_cast<int (*)()>(dlsym(cudaLib_, "fakeCudaLive"));
+    ASSERT_TRUE(cudaLive_);
+    cudaLiveBefore_ = cudaLive_();
   }
   void TearDown() override {
-    EXPECT_EQ(live_(), 0) << "communicators or memory left alive";
+    EXPECT_EQ(live_(), 0) << "communicators, reductions or memory left alive";
+    EXPECT_EQ(cudaLive_(), cudaLiveBefore_) << "CUDA handles left alive";
     dlclose(lib_);
+    dlclose(cudaLib_);
+  }
+
+  /// The fake libcuda's table (loaded by the runtime).
+  const cuda::DriverApi &driver() {
+    Result<const cuda::DriverApi *> d = cuda::loadDriver();
+    EXPECT_TRUE(d.ok()) << d.status().message();
+    return **d;
+  }
+
+  /// A stream of the fake libcuda per rank, made on the test's thread (the
+  /// fake libcuda's bookkeeping is not thread-safe).
+  std::vector<CUstream> createStreams(int count) {
+    std::vector<CUstream> streams(static_cast<size_t>(count));
+    for (CUstream &s : streams)
+      EXPECT_EQ(driver().streamCreate(&s, CU_STREAM_NON_BLOCKING),
+                CUDA_SUCCESS);
+    return streams;
+  }
+  void destroyStreams(const std::vector<CUstream> &streams) {
+    for (CUstream s : streams)
+      EXPECT_EQ(driver().streamDestroy(s), CUDA_SUCCESS);
   }
 
   /// Connects `joining` ranks of `size` (all by default), each in a thread
   /// whose current GPU is its rank; the communicators of those that joined
   /// and the errors of the others ("" when joined).
   std::pair<std::vector<Comm>, std::vector<std::string>>
-  connectRanks(int size, int joining = -1) {
+  connectRanks(int size, int joining = -1,
+               const std::vector<CUstream> &streams = {}) {
     if (joining < 0)
       joining = size;
     Result<NcclId> id = createNcclId();
@@ -64,8 +97,9 @@ protected:
     for (int rank = 0; rank < joining; ++rank)
       threads.emplace_back([&, rank] {
         setDevice_(rank);
-        Result<Comm> c =
-            NcclCommunicator::connect(*id, rank, size, rank, nullptr);
+        Result<Comm> c = NcclCommunicator::connect(
+            *id, rank, size, rank,
+            streams.empty() ? nullptr : streams[size_t(rank)]);
         if (c)
           comms[size_t(rank)] = c.take();
         else
@@ -86,8 +120,9 @@ protected:
       t.join();
   }
 
-  std::vector<Comm> connectAll(int size) {
-    auto [comms, errors] = connectRanks(size);
+  std::vector<Comm> connectAll(int size,
+                               const std::vector<CUstream> &streams = {}) {
+    auto [comms, errors] = connectRanks(size, -1, streams);
     for (const std::string &e : errors)
       EXPECT_EQ(e, "");
     return std::move(comms);
@@ -100,6 +135,9 @@ protected:
   void (*setDevice_)(int) = nullptr;
   int (*live_)() = nullptr;
   int (*waiting_)() = nullptr;
+  void *cudaLib_ = nullptr;
+  int (*cudaLive_)() = nullptr;
+  int cudaLiveBefore_ = 0;
 };
 
 TEST_F(DistNccl, AMissingLibraryIsOneLineNamingThePackage) {
@@ -319,6 +357,262 @@ TEST_F(DistNccl, AConnectOnTheWrongGpuNamesBoth) {
   EXPECT_EQ(c.status().message(),
             "rank 0 of 1 (GPU 3): NCCL joined on GPU 0: the thread must make "
             "GPU 3's context current before connecting");
+}
+
+/// A rank's gradient bucket for the scaled all-reduce: two f32 buffers and
+/// one f64, filled with integer-valued data that depends on the rank and on
+/// `round` (so that each reduction's result is new).
+struct Bucket {
+  std::vector<float> a = std::vector<float>(1000), b = std::vector<float>(7);
+  std::vector<double> c = std::vector<double>(5);
+
+  void fill(int rank, int round) {
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = float(rank + 1 + round) + float(i % 100);
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = float(10 * (rank + round) + int(i));
+    for (size_t i = 0; i < c.size(); ++i)
+      c[i] = (rank + 1) * 3.0 + round + double(i);
+  }
+  std::vector<NcclBuffer> buffers() {
+    return {{a.data(), a.size(), false},
+            {c.data(), c.size(), true},
+            {b.data(), b.size(), false}};
+  }
+};
+
+/// Expects every rank's bucket to hold `scale` times the sum over ranks of
+/// what fill(rank, round) wrote, computed as NCCL's PreMulSum does (each
+/// rank's data times the scale in the element type, summed in rank order):
+/// exact where the products and sums are (integers times 0.5 or 1), else
+/// within 4 units in the last place (EXPECT_FLOAT_EQ), so that a compiler
+/// that fuses the multiply and add cannot fail it.
+void expectScaledSums(const std::vector<Bucket> &got, double scale, int round,
+                      bool exact) {
+  int size = int(got.size());
+  std::vector<Bucket> inputs(got.size());
+  for (int r = 0; r < size; ++r)
+    inputs[size_t(r)].fill(r, round);
+  auto sumF32 = [&](std::vector<float> Bucket::*member, size_t i) {
+    float sum = 0;
+    for (const Bucket &in : inputs)
+      sum += float(scale) * (in.*member)[i];
+    return sum;
+  };
+  for (int r = 0; r < size; ++r) {
+    const Bucket &g = got[size_t(r)];
+    std::string where = fmt::format("{} ranks, scale {}, round {}, rank {}",
+                                    size, scale, round, r);
+    for (size_t i = 0; i < g.a.size(); ++i) {
+      float want = sumF32(&Bucket::a, i);
+      if (exact)
+        ASSERT_EQ(g.a[i], want) << where << ", a[" << i << "]";
+      else
+        ASSERT_FLOAT_EQ(g.a[i], want) << where << ", a[" << i << "]";
+    }
+    for (size_t i = 0; i < g.b.size(); ++i) {
+      float want = sumF32(&Bucket::b, i);
+      if (exact)
+        EXPECT_EQ(g.b[i], want) << where << ", b[" << i << "]";
+      else
+        EXPECT_FLOAT_EQ(g.b[i], want) << where << ", b[" << i << "]";
+    }
+    for (size_t i = 0; i < g.c.size(); ++i) {
+      double want = 0;
+      for (const Bucket &in : inputs)
+        want += scale * in.c[i];
+      if (exact)
+        EXPECT_EQ(g.c[i], want) << where << ", c[" << i << "]";
+      else
+        EXPECT_DOUBLE_EQ(g.c[i], want) << where << ", c[" << i << "]";
+    }
+  }
+}
+
+TEST_F(DistNccl, AllReduceScaledScalesEachBuffersSumOverRanks) {
+  const std::vector<std::pair<double, bool>> scales = {
+      {0.5, true}, {1.0 / 3.0, false}, {1.0, true}}; // (scale, exact)
+  for (int size : {1, 2, 4}) {
+    std::vector<Comm> comms = connectAll(size);
+    for (auto [scale, exact] : scales) {
+      std::vector<Bucket> got(static_cast<size_t>(size));
+      onRanks(comms, [&](NcclCommunicator &c) {
+        Bucket &bucket = got[size_t(c.rank())];
+        bucket.fill(c.rank(), 0);
+        Status s = c.allReduceScaled(bucket.buffers(), scale, nullptr);
+        ASSERT_TRUE(s.ok()) << s.message();
+      });
+      expectScaledSums(got, scale, 0, exact);
+    }
+    // A PreMulSum per element type and scale (1 is ncclSum), made once:
+    // another call with a known scale makes none.
+    int live = live_();
+    onRanks(comms, [&](NcclCommunicator &c) {
+      Bucket bucket;
+      bucket.fill(c.rank(), 0);
+      ASSERT_TRUE(c.allReduceScaled(bucket.buffers(), 0.5, nullptr).ok());
+    });
+    EXPECT_EQ(live_(), live);
+  }
+}
+
+TEST_F(DistNccl, AllReduceScaledOnACapturedStreamRunsAtEachGraphLaunch) {
+  constexpr int size = 2;
+  const cuda::DriverApi &d = driver();
+  std::vector<CUstream> streams = createStreams(size);
+  std::vector<Comm> comms = connectAll(size);
+  std::vector<Bucket> buckets(size);
+  std::vector<CUgraph> graphs(size);
+  std::vector<CUgraphExec> execs(size);
+  // Captured on the test's thread, one rank after the other: nothing waits
+  // at capture, and nothing is reduced.
+  for (int r = 0; r < size; ++r) {
+    CUstream stream = streams[size_t(r)];
+    buckets[size_t(r)].fill(r, 0);
+    ASSERT_EQ(d.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              CUDA_SUCCESS);
+    Status s = comms[size_t(r)]->allReduceScaled(buckets[size_t(r)].buffers(),
+                                                 0.25, stream);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(d.streamEndCapture(stream, &graphs[size_t(r)]), CUDA_SUCCESS);
+    ASSERT_EQ(d.graphInstantiate(&execs[size_t(r)], graphs[size_t(r)], 0),
+              CUDA_SUCCESS);
+  }
+  EXPECT_EQ(waiting_(), 0);
+  for (int r = 0; r < size; ++r) {
+    Bucket unchanged;
+    unchanged.fill(r, 0);
+    EXPECT_EQ(buckets[size_t(r)].a, unchanged.a) << "reduced at capture";
+    EXPECT_EQ(buckets[size_t(r)].c, unchanged.c) << "reduced at capture";
+  }
+  // Each launch reduces the buckets' current data again. The launches
+  // start one rank after the other (each once the ranks before it wait in
+  // the replay's first all-reduce), as the fake libcuda's call log is not
+  // thread-safe; each replay blocks until the other rank's reaches it.
+  for (int round = 1; round <= 2; ++round) {
+    for (int r = 0; r < size; ++r)
+      buckets[size_t(r)].fill(r, round);
+    std::vector<CUresult> launched(size, CUDA_ERROR_UNKNOWN);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size; ++r)
+      threads.emplace_back([&, r] {
+        for (int i = 0; i < 5000 && waiting_() < r; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        launched[size_t(r)] =
+            d.graphLaunch(execs[size_t(r)], streams[size_t(r)]);
+      });
+    for (std::thread &t : threads)
+      t.join();
+    for (int r = 0; r < size; ++r)
+      EXPECT_EQ(launched[size_t(r)], CUDA_SUCCESS) << "rank " << r;
+    expectScaledSums(buckets, 0.25, round, true);
+    onRanks(comms, [](NcclCommunicator &c) {
+      float x = 1;
+      Status s = c.allReduceSum(&x, 1); // no asynchronous error either
+      EXPECT_TRUE(s.ok()) << s.message();
+    });
+  }
+  for (int r = 0; r < size; ++r) {
+    EXPECT_EQ(d.graphExecDestroy(execs[size_t(r)]), CUDA_SUCCESS);
+    EXPECT_EQ(d.graphDestroy(graphs[size_t(r)]), CUDA_SUCCESS);
+  }
+  comms.clear();
+  destroyStreams(streams);
+}
+
+TEST_F(DistNccl, AnErrorFoundAtAGraphLaunchIsTheNextCallsError) {
+  constexpr int size = 2;
+  const cuda::DriverApi &d = driver();
+  std::vector<CUstream> streams = createStreams(size);
+  std::vector<Comm> comms = connectAll(size);
+  // Rank 1's captured bucket has one element more than rank 0's: the ranks
+  // only disagree when the graphs are replayed.
+  std::vector<std::vector<float>> data = {std::vector<float>(3, 1.0f),
+                                          std::vector<float>(4, 1.0f)};
+  std::vector<CUgraph> graphs(size);
+  std::vector<CUgraphExec> execs(size);
+  for (int r = 0; r < size; ++r) {
+    CUstream stream = streams[size_t(r)];
+    ASSERT_EQ(d.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              CUDA_SUCCESS);
+    std::vector<float> &x = data[size_t(r)];
+    ASSERT_TRUE(comms[size_t(r)]
+                    ->allReduceScaled({{x.data(), x.size()}}, 0.5, stream)
+                    .ok());
+    ASSERT_EQ(d.streamEndCapture(stream, &graphs[size_t(r)]), CUDA_SUCCESS);
+    ASSERT_EQ(d.graphInstantiate(&execs[size_t(r)], graphs[size_t(r)], 0),
+              CUDA_SUCCESS);
+  }
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r)
+    threads.emplace_back([&, r] {
+      for (int i = 0; i < 5000 && waiting_() < r; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      EXPECT_EQ(d.graphLaunch(execs[size_t(r)], streams[size_t(r)]),
+                CUDA_SUCCESS);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int r = 0; r < size; ++r) {
+    float x = 1;
+    Status s = comms[size_t(r)]->allReduceSum(&x, 1);
+    EXPECT_EQ(s.message(),
+              fmt::format("rank {0} of 2 (GPU {0}): NCCL reported an error "
+                          "before the all-reduce: ncclInvalidUsage (invalid "
+                          "usage (run with NCCL_DEBUG=WARN for details)): "
+                          "collective #0: rank 0 called all-reduce of 3 f32 "
+                          "(PreMulSum), rank 1 all-reduce of 4 f32 "
+                          "(PreMulSum)",
+                          r));
+  }
+  for (int r = 0; r < size; ++r) {
+    EXPECT_EQ(d.graphExecDestroy(execs[size_t(r)]), CUDA_SUCCESS);
+    EXPECT_EQ(d.graphDestroy(graphs[size_t(r)]), CUDA_SUCCESS);
+  }
+  comms.clear(); // aborted: a failed communicator's reductions go with it
+  destroyStreams(streams);
+}
+
+TEST_F(DistNccl, HostCommunicatorReducesAndBroadcastsHostMemory) {
+  constexpr int size = 2;
+  std::vector<CUstream> streams = createStreams(size);
+  std::vector<Comm> comms = connectAll(size, streams);
+  std::vector<std::vector<double>> f64(size), again(size);
+  std::vector<std::vector<float>> f32(size);
+  std::vector<std::vector<uint8_t>> bytes(size);
+  onRanks(comms, [&](NcclCommunicator &device) {
+    NcclHostCommunicator host(device);
+    int r = host.rank();
+    EXPECT_EQ(host.size(), size);
+    // Host memory the fake's "device" memory cannot be told from: the
+    // results must come through the scratch, which grows from 40 bytes to
+    // 4000 and is reused.
+    std::vector<double> x = {r + 0.5, 2.0 * r, -1.0, 1e10, 0};
+    std::vector<float> y(1000);
+    for (size_t i = 0; i < y.size(); ++i)
+      y[i] = float(r + 1) * float(i);
+    std::vector<uint8_t> b(13, uint8_t(r * 10 + 1));
+    std::vector<double> z = {double(r)};
+    Status s = host.allReduceSum(x.data(), x.size());
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(host.allReduceSum(y.data(), y.size()).ok());
+    ASSERT_TRUE(host.broadcast(b.data(), b.size(), 1).ok());
+    ASSERT_TRUE(host.barrier().ok());
+    ASSERT_TRUE(host.allReduceSum(z.data(), z.size()).ok());
+    f64[size_t(r)] = x;
+    f32[size_t(r)] = y;
+    bytes[size_t(r)] = b;
+    again[size_t(r)] = z;
+  });
+  for (int r = 0; r < size; ++r) {
+    EXPECT_EQ(f64[size_t(r)], (std::vector<double>{2.0, 2.0, -2.0, 2e10, 0}));
+    for (size_t i = 0; i < 1000; ++i)
+      ASSERT_EQ(f32[size_t(r)][i], 3.0f * float(i)) << r << " " << i;
+    EXPECT_EQ(bytes[size_t(r)], std::vector<uint8_t>(13, 11)) << r;
+    EXPECT_EQ(again[size_t(r)], std::vector<double>{1.0}) << r;
+  }
+  comms.clear();
+  destroyStreams(streams);
 }
 
 /// Waits until `count` threads have arrived (C++17 has no std::latch).

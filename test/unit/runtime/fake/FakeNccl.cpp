@@ -3,17 +3,34 @@
 // ncclCommInitRank with the same id joins one in-memory group and waits for
 // all of it; a collective waits until every rank has called it, then the
 // last to arrive computes it for all. "Device" memory is host memory, as in
-// the fake libcuda (FakeDriver.cpp), and streams are ignored: a collective
-// is done when its call returns. It refuses what real NCCL refuses (a rank
-// out of range, an unknown communicator) and, unlike NCCL, also ranks that
-// disagree on a collective's kind, count, type or root. ncclCommAbort makes
-// the other ranks' pending and later calls fail with an asynchronous
-// ncclRemoteError instead of waiting. So that no test can hang, every wait
-// ends after FAKE_NCCL_TIMEOUT_MS (default 10000), which fails the group
-// the same way. Hooks for tests: fakeNcclSetDevice (the "current GPU" of
-// the calling thread, 0 by default), fakeNcclLive (communicators, groups
-// and ncclMemAlloc blocks alive), fakeNcclWaiting (calls blocked in a
+// the fake libcuda (FakeDriver.cpp, FakeCuda.h). A collective on the null
+// stream is done when its call returns; on a stream of the fake libcuda it
+// goes through the stream (CUstream_st::run): at once, or, while the stream
+// is being captured, into the graph, so that each cuGraphLaunch of it runs
+// the collective, blocking that replay until every rank's replay reaches
+// it; arguments are checked at the call, and an error found at replay
+// becomes the communicator's asynchronous error (ncclCommGetAsyncError).
+// ncclGroupStart/ncclGroupEnd only track the thread's nesting (an end
+// without a start is ncclInvalidUsage): the calls between them run as they
+// come, which is enough because every rank makes the same calls in the same
+// order. ncclRedOpCreatePreMulSum makes a reduction for one communicator
+// and type from a ncclScalarHostImmediate scalar (other residences are
+// ncclInvalidArgument), read at creation; an all-reduce with it computes,
+// as NCCL, the sum over ranks of each rank's scalar times its data, in the
+// element type. It refuses what real NCCL refuses (a rank out of range, an
+// unknown communicator or reduction) and, unlike NCCL, also ranks that
+// disagree on a collective's kind, count, type, reduction (sum or PreMulSum)
+// or root. ncclCommAbort makes the other ranks' pending and later calls fail
+// with an asynchronous ncclRemoteError instead of waiting, and frees the
+// communicator's reductions (ncclCommDestroy does not: a reduction not
+// destroyed stays alive). So that no test can hang, every wait ends after
+// FAKE_NCCL_TIMEOUT_MS (default 10000), which fails the group the same way.
+// Hooks for tests: fakeNcclSetDevice (the "current GPU" of the calling
+// thread, 0 by default), fakeNcclLive (communicators, groups, reductions and
+// ncclMemAlloc blocks alive), fakeNcclWaiting (calls blocked in a
 // collective). FAKE_NCCL_VERSION overrides the version.
+#include "FakeCuda.h"
+
 #include <nccl.h>
 
 #include <chrono>
@@ -36,8 +53,9 @@ struct Call {
   void *recv;
   size_t count;
   ncclDataType_t type;
-  int root; // broadcast's; 0 for all-reduce
-  bool sum; // all-reduce's operation is ncclSum
+  int root;            // broadcast's; 0 for all-reduce
+  bool preMul = false; // all-reduce's reduction is a PreMulSum, else ncclSum
+  double scalar = 1;   // the PreMulSum's scalar (of the element type)
 };
 
 /// A collective of the group, by sequence number.
@@ -61,10 +79,18 @@ struct Group {
   std::map<uint64_t, Slot> slots;
 };
 
+/// A PreMulSum reduction of one communicator.
+struct PreMulSum {
+  ncclDataType_t type;
+  double scalar;
+};
+
 } // namespace
 
 struct ncclComm {
   std::shared_ptr<Group> group;
+  std::map<int, PreMulSum> preMulSums; // by ncclRedOp_t
+  int nextOp = ncclNumOps;
   int rank;
   int device;
   uint64_t next = 0;
@@ -81,8 +107,10 @@ std::condition_variable changed;
 std::map<std::string, std::shared_ptr<Group>> groups;
 std::set<ncclComm *> comms;
 std::set<void *> blocks;
+int preMulSums = 0; // created and not destroyed (or freed by an abort)
 uint64_t ids = 0;
 thread_local int currentDevice = 0;
+thread_local int groupDepth = 0;
 thread_local std::string lastInitError;
 const char kIdMagic[] = "fake-nccl-id:";
 
@@ -113,6 +141,8 @@ std::string describe(const Call &c) {
       {ncclFloat64, "f64"}};
   std::string s =
       c.kind + " of " + std::to_string(c.count) + " " + names.at(c.type);
+  if (c.preMul)
+    s += " (PreMulSum)";
   if (c.kind == "broadcast")
     s += " from rank " + std::to_string(c.root);
   return s;
@@ -134,7 +164,8 @@ void compute(Group &g, Slot &s, uint64_t seq) {
   for (int r = 1; r < g.size; ++r) {
     const Call &c = s.calls[size_t(r)];
     if (c.kind != first.kind || c.count != first.count ||
-        c.type != first.type || c.root != first.root) {
+        c.type != first.type || c.root != first.root ||
+        c.preMul != first.preMul) {
       s.result = ncclInvalidUsage;
       s.error = "collective #" + std::to_string(seq) + ": rank 0 called " +
                 describe(first) + ", rank " + std::to_string(r) + " " +
@@ -147,36 +178,48 @@ void compute(Group &g, Slot &s, uint64_t seq) {
   if (first.kind == "broadcast") {
     std::memcpy(result.data(), s.calls[size_t(first.root)].send, bytes);
   } else if (first.type == ncclFloat32) {
+    // In rank order, each rank's data premultiplied by its scalar (1 for
+    // ncclSum, which leaves the data exact).
     std::vector<float> sum(first.count, 0.0f);
     for (const Call &c : s.calls)
       for (size_t i = 0; i < first.count; ++i)
-        sum[i] += static_cast<const float *>(c.send)[i];
+        sum[i] += float(c.scalar) * static_cast<const float *>(c.send)[i];
     std::memcpy(result.data(), sum.data(), bytes);
   } else {
     std::vector<double> sum(first.count, 0.0);
     for (const Call &c : s.calls)
       for (size_t i = 0; i < first.count; ++i)
-        sum[i] += static_cast<const double *>(c.send)[i];
+        sum[i] += c.scalar * static_cast<const double *>(c.send)[i];
     std::memcpy(result.data(), sum.data(), bytes);
   }
   for (const Call &c : s.calls)
     std::memcpy(c.recv, result.data(), bytes);
 }
 
-/// A collective: checks this rank's arguments, waits for every rank's call
-/// of the same sequence number, and the last one computes it.
-ncclResult_t collective(ncclComm *comm, Call call) {
-  std::unique_lock<std::mutex> lock(mutex);
+/// Checks this rank's arguments of a collective (under the lock): its
+/// reduction becomes the call's PreMulSum and scalar.
+ncclResult_t check(ncclComm *comm, Call &call, ncclRedOp_t op) {
   if (!comms.count(comm))
     return ncclInvalidArgument;
   Group &g = *comm->group;
   std::string prefix = "fake NCCL " + call.kind + ": ";
   bool allReduce = call.kind == "all-reduce";
-  if (!sizeOf(call.type) || (allReduce && (!call.sum || call.type == ncclInt8 ||
-                                           call.type == ncclUint8))) {
+  if (!sizeOf(call.type) ||
+      (allReduce && (call.type == ncclInt8 || call.type == ncclUint8))) {
     comm->lastError = prefix + "the fake supports only f32/f64 sums and "
                                "byte broadcasts";
     return ncclInvalidArgument;
+  }
+  if (allReduce && op != ncclSum) {
+    auto it = comm->preMulSums.find(int(op));
+    if (it == comm->preMulSums.end() || it->second.type != call.type) {
+      comm->lastError = prefix + "reduction " + std::to_string(int(op)) +
+                        " is neither ncclSum nor a PreMulSum of this "
+                        "communicator for the data's type";
+      return ncclInvalidArgument;
+    }
+    call.preMul = true;
+    call.scalar = it->second.scalar;
   }
   if (!allReduce && (call.root < 0 || call.root >= g.size)) {
     comm->lastError = prefix + "invalid root " + std::to_string(call.root);
@@ -186,6 +229,16 @@ ncclResult_t collective(ncclComm *comm, Call call) {
     comm->lastError = prefix + "null buffer";
     return ncclInvalidArgument;
   }
+  return ncclSuccess;
+}
+
+/// Runs a checked collective: waits for every rank's call of the same
+/// sequence number, and the last one computes it.
+ncclResult_t perform(ncclComm *comm, const Call &call) {
+  std::unique_lock<std::mutex> lock(mutex);
+  if (!comms.count(comm))
+    return ncclInvalidArgument; // a graph replayed after its communicator
+  Group &g = *comm->group;
   if (comm->asyncError != ncclSuccess)
     return comm->asyncError;
   if (call.count == 0)
@@ -230,6 +283,35 @@ ncclResult_t collective(ncclComm *comm, Call call) {
   return result;
 }
 
+/// A collective: checked now, then performed now (the null stream) or
+/// through the fake libcuda's stream, which runs it now or, while it is
+/// being captured, at each replay of the graph.
+ncclResult_t collective(ncclComm *comm, Call call, ncclRedOp_t op,
+                        cudaStream_t stream) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (ncclResult_t r = check(comm, call, op); r != ncclSuccess)
+      return r;
+  }
+  if (!stream)
+    return perform(comm, call);
+  ncclResult_t now = ncclSuccess;
+  // Where the stream defers the work, its result is not this call's but an
+  // asynchronous error of the communicator.
+  ncclResult_t *result = stream->capturing ? nullptr : &now;
+  stream->run([comm, call, result] {
+    ncclResult_t r = perform(comm, call);
+    if (result) {
+      *result = r;
+    } else if (r != ncclSuccess) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (comms.count(comm) && comm->asyncError == ncclSuccess)
+        comm->asyncError = r;
+    }
+  });
+  return now;
+}
+
 /// Ends `comm` (under the lock) once no call of it is in flight.
 void release(std::unique_lock<std::mutex> &lock, ncclComm *comm) {
   changed.wait(lock, [&] { return comm->inFlight == 0; });
@@ -257,7 +339,7 @@ int fakeNcclWaiting() {
 
 int fakeNcclLive() {
   std::lock_guard<std::mutex> lock(mutex);
-  return int(comms.size() + groups.size() + blocks.size());
+  return int(comms.size() + groups.size() + blocks.size()) + preMulSums;
 }
 
 ncclResult_t ncclGetVersion(int *version) {
@@ -401,6 +483,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (!comms.count(comm))
     return ncclInvalidArgument;
   comm->aborted = true;
+  preMulSums -= int(comm->preMulSums.size());
   failGroup(*comm->group,
             "fake NCCL: rank " + std::to_string(comm->rank) + " aborted");
   release(lock, comm);
@@ -409,15 +492,57 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
-                           cudaStream_t) {
-  return collective(comm,
-                    {"all-reduce", send, recv, count, type, 0, op == ncclSum});
+                           cudaStream_t stream) {
+  return collective(comm, {"all-reduce", send, recv, count, type, 0}, op,
+                    stream);
 }
 
 ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count,
                            ncclDataType_t type, int root, ncclComm_t comm,
-                           cudaStream_t) {
-  return collective(comm, {"broadcast", send, recv, count, type, root, false});
+                           cudaStream_t stream) {
+  return collective(comm, {"broadcast", send, recv, count, type, root}, ncclSum,
+                    stream);
+}
+
+ncclResult_t ncclGroupStart() {
+  ++groupDepth;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclGroupEnd() {
+  if (groupDepth == 0)
+    return ncclInvalidUsage;
+  --groupDepth;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
+                                      ncclDataType_t type,
+                                      ncclScalarResidence_t residence,
+                                      ncclComm_t comm) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!comms.count(comm))
+    return ncclInvalidArgument;
+  if (!op || !scalar || residence != ncclScalarHostImmediate ||
+      (type != ncclFloat32 && type != ncclFloat64)) {
+    comm->lastError = "fake NCCL: ncclRedOpCreatePreMulSum supports only "
+                      "f32/f64 scalars of ncclScalarHostImmediate";
+    return ncclInvalidArgument;
+  }
+  double value = type == ncclFloat32 ? *static_cast<const float *>(scalar)
+                                     : *static_cast<const double *>(scalar);
+  *op = ncclRedOp_t(comm->nextOp++);
+  comm->preMulSums[int(*op)] = {type, value};
+  ++preMulSums;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!comms.count(comm) || !comm->preMulSums.erase(int(op)))
+    return ncclInvalidArgument;
+  --preMulSums;
+  return ncclSuccess;
 }
 
 ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
