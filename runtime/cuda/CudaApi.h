@@ -49,6 +49,7 @@ namespace modelc::rt::cuda {
   X(eventCreate, cuEventCreate)                                                \
   X(eventRecord, cuEventRecord)                                                \
   X(eventSynchronize, cuEventSynchronize)                                      \
+  X(streamWaitEvent, cuStreamWaitEvent)                                        \
   X(eventDestroy, cuEventDestroy)                                              \
   X(launchKernel, cuLaunchKernel)                                              \
   X(graphInstantiate, cuGraphInstantiateWithFlags)                             \

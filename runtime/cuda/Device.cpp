@@ -48,21 +48,37 @@ public:
   Status run(size_t functionIndex) override;
   Status runStep(size_t functionIndex, size_t stepIndex) override;
   Status synchronize() override;
+  Status setReducer(BucketReducer *reducer) override;
+  int ordinal() const override { return ordinal_; }
+  CUstream_st *stream() const override { return stream_; }
+  uint64_t arenaAddress() const override { return arena_; }
+  Status makeCurrent() const override {
+    return api_.check(api_.ctxSetCurrent(context_), "cuCtxSetCurrent");
+  }
 
 private:
+  /// A function's runs, and its CUDA graph, for one value of reducing().
   struct FunctionState {
     uint64_t runs = 0;
     CUgraphExec graph = nullptr;
   };
-
-  Status makeCurrent() const {
-    return api_.check(api_.ctxSetCurrent(context_), "cuCtxSetCurrent");
+  /// Runs of a function that reduce its buckets (reducer_->reducing())
+  /// have their own state and graph.
+  bool reducing() const { return reducer_ && reducer_->reducing(); }
+  FunctionState &state(size_t functionIndex) {
+    return functions_[2 * functionIndex + (reducing() ? 1 : 0)];
   }
+
   Status openDevice(int ordinal);
   Status loadModule();
   Status planGemms();
   Status checkRange(const char *what, uint64_t offset, uint64_t bytes) const;
   Status enqueueStep(const GpuFunctionInfo &function, const GpuStepInfo &step);
+  /// An AllReduce step of a reducing run: the communication stream waits
+  /// for the work queued so far, then reduces the bucket.
+  Status enqueueReduce(const GpuStepInfo &step);
+  /// At a reducing run's end: the stream waits for the buckets.
+  Status joinReduces(const GpuFunctionInfo &function);
   Status enqueueSteps(size_t functionIndex);
   Status capture(size_t functionIndex);
 
@@ -83,7 +99,14 @@ private:
   cublasLtHandle_t ltHandle_ = nullptr;
   std::vector<std::unique_ptr<GemmPlan>> plans_;
   std::vector<size_t> planOfGemm_; // index into plans_ per program_.gemms
-  std::vector<FunctionState> functions_;
+  std::vector<FunctionState> functions_; // 2 per function (see state())
+  BucketReducer *reducer_ = nullptr;
+  CUstream commStream_ = nullptr;
+  /// One event per AllReduce step of the program (program_.allReduces),
+  /// and the one the function's end waits for.
+  std::vector<CUevent> bucketReady_;
+  CUevent reducesDone_ = nullptr;
+  bool reducesPending_ = false;
 };
 
 CudaDevice::~CudaDevice() {
@@ -94,9 +117,17 @@ CudaDevice::~CudaDevice() {
   api_.ctxSetCurrent(context_);
   if (stream_)
     api_.streamSynchronize(stream_);
+  if (commStream_)
+    api_.streamSynchronize(commStream_);
   for (FunctionState &f : functions_)
     if (f.graph)
       api_.graphExecDestroy(f.graph);
+  for (CUevent e : bucketReady_)
+    api_.eventDestroy(e);
+  if (reducesDone_)
+    api_.eventDestroy(reducesDone_);
+  if (commStream_)
+    api_.streamDestroy(commStream_);
   plans_.clear();
   if (ltHandle_)
     lt_->destroy(ltHandle_);
@@ -234,7 +265,7 @@ Status CudaDevice::init(int ordinal) {
                  "cuMemsetD8Async", "zeroing the arena"));
   MODELC_RETURN_IF_ERROR(staging_->init());
   MODELC_RETURN_IF_ERROR(planGemms());
-  functions_.resize(program_.functions.size());
+  functions_.resize(2 * program_.functions.size());
   return api_.check(api_.streamSynchronize(stream_), "cuStreamSynchronize",
                     "zeroing the arena");
 }
@@ -266,11 +297,61 @@ Status CudaDevice::download(uint64_t offset, void *dst, uint64_t bytes) {
   return staging_->download(dst, arena_ + offset, bytes, stream_);
 }
 
+Status CudaDevice::setReducer(BucketReducer *reducer) {
+  MODELC_RETURN_IF_ERROR(makeCurrent());
+  reducer_ = reducer;
+  if (!reducer || commStream_)
+    return Status();
+  MODELC_RETURN_IF_ERROR(
+      api_.check(api_.streamCreate(&commStream_, CU_STREAM_NON_BLOCKING),
+                 "cuStreamCreate", "the communication stream"));
+  bucketReady_.assign(program_.allReduces.size(), nullptr);
+  for (CUevent &e : bucketReady_)
+    MODELC_RETURN_IF_ERROR(
+        api_.check(api_.eventCreate(&e, CU_EVENT_DISABLE_TIMING),
+                   "cuEventCreate", "a gradient bucket's event"));
+  return api_.check(api_.eventCreate(&reducesDone_, CU_EVENT_DISABLE_TIMING),
+                    "cuEventCreate", "the buckets' event");
+}
+
+Status CudaDevice::enqueueReduce(const GpuStepInfo &step) {
+  const GpuAllReduceInfo &bucket = program_.allReduces[step.allReduce];
+  std::vector<BucketBuffer> buffers;
+  for (const GpuAllReduceInfo::Buffer &b : bucket.buffers)
+    buffers.push_back({arena_ + b.offset, b.count, b.dtype == DType::F64});
+  std::string what = fmt::format("gradient bucket {}", bucket.bucket);
+  CUevent ready = bucketReady_[step.allReduce];
+  MODELC_RETURN_IF_ERROR(
+      api_.check(api_.eventRecord(ready, stream_), "cuEventRecord", what));
+  MODELC_RETURN_IF_ERROR(api_.check(api_.streamWaitEvent(commStream_, ready, 0),
+                                    "cuStreamWaitEvent", what));
+  reducesPending_ = true;
+  Status reduced = reducer_->reduce(buffers, commStream_);
+  if (!reduced.ok())
+    return Status::error(fmt::format("the all-reduce of gradient bucket {} "
+                                     "failed: {}",
+                                     bucket.bucket, reduced.message()),
+                         reduced.exitCode());
+  return Status();
+}
+
+Status CudaDevice::joinReduces(const GpuFunctionInfo &function) {
+  if (!reducesPending_)
+    return Status();
+  reducesPending_ = false;
+  MODELC_RETURN_IF_ERROR(api_.check(api_.eventRecord(reducesDone_, commStream_),
+                                    "cuEventRecord", function.symbol));
+  return api_.check(api_.streamWaitEvent(stream_, reducesDone_, 0),
+                    "cuStreamWaitEvent", function.symbol);
+}
+
 Status CudaDevice::enqueueStep(const GpuFunctionInfo &function,
                                const GpuStepInfo &step) {
-  // One GPU is one rank: the mean of a bucket over one rank is the bucket.
+  // Without a reducer this GPU is the only rank: the mean of a bucket over
+  // one rank is the bucket. Other micro-batches than a step's last
+  // accumulate without communicating (DDP's no_sync).
   if (step.kind == GpuStepInfo::Kind::AllReduce)
-    return Status();
+    return reducing() ? enqueueReduce(step) : Status();
   if (step.kind == GpuStepInfo::Kind::Gemm)
     return plans_[planOfGemm_[step.gemm]]->enqueue(
         program_.gemms[step.gemm], arena_, arena_ + program_.workspaceOffset,
@@ -286,9 +367,15 @@ Status CudaDevice::enqueueStep(const GpuFunctionInfo &function,
 
 Status CudaDevice::enqueueSteps(size_t functionIndex) {
   const GpuFunctionInfo &function = program_.functions[functionIndex];
-  for (const GpuStepInfo &step : function.steps)
-    MODELC_RETURN_IF_ERROR(enqueueStep(function, step));
-  return Status();
+  Status queued;
+  for (const GpuStepInfo &step : function.steps) {
+    queued = enqueueStep(function, step);
+    if (!queued.ok())
+      break;
+  }
+  // Also after a failure: a capture must end with its streams joined.
+  Status joined = joinReduces(function);
+  return queued.ok() ? joined : queued;
 }
 
 Status CudaDevice::capture(size_t functionIndex) {
@@ -302,9 +389,9 @@ Status CudaDevice::capture(size_t functionIndex) {
   Status status =
       queued.ok() ? api_.check(ended, "cuStreamEndCapture", symbol) : queued;
   if (status.ok()) {
-    status = api_.check(
-        api_.graphInstantiate(&functions_[functionIndex].graph, graph, 0),
-        "cuGraphInstantiate", symbol);
+    status =
+        api_.check(api_.graphInstantiate(&state(functionIndex).graph, graph, 0),
+                   "cuGraphInstantiate", symbol);
   }
   if (graph)
     api_.graphDestroy(graph);
@@ -317,14 +404,14 @@ Status CudaDevice::capture(size_t functionIndex) {
 }
 
 Status CudaDevice::run(size_t functionIndex) {
-  if (functionIndex >= functions_.size())
+  if (functionIndex >= program_.functions.size())
     return Status::error(fmt::format("internal error: GPU function {} of {}",
-                                     functionIndex, functions_.size()),
+                                     functionIndex, program_.functions.size()),
                          kExitInternal);
   if (program_.functions[functionIndex].steps.empty())
     return Status();
   MODELC_RETURN_IF_ERROR(makeCurrent());
-  FunctionState &state = functions_[functionIndex];
+  FunctionState &state = this->state(functionIndex);
   const std::string &symbol = program_.functions[functionIndex].symbol;
   // The first run loads lazily-loaded kernels and runs cuBLASLt once
   // outside a capture; the second records the graph that later runs replay.
@@ -337,7 +424,7 @@ Status CudaDevice::run(size_t functionIndex) {
 }
 
 Status CudaDevice::runStep(size_t functionIndex, size_t stepIndex) {
-  if (functionIndex >= functions_.size() ||
+  if (functionIndex >= program_.functions.size() ||
       stepIndex >= program_.functions[functionIndex].steps.size())
     return Status::error(fmt::format("internal error: step {} of GPU "
                                      "function {}",
@@ -345,7 +432,9 @@ Status CudaDevice::runStep(size_t functionIndex, size_t stepIndex) {
                          kExitInternal);
   MODELC_RETURN_IF_ERROR(makeCurrent());
   const GpuFunctionInfo &function = program_.functions[functionIndex];
-  return enqueueStep(function, function.steps[stepIndex]);
+  Status queued = enqueueStep(function, function.steps[stepIndex]);
+  Status joined = joinReduces(function);
+  return queued.ok() ? joined : queued;
 }
 
 Status CudaDevice::synchronize() {

@@ -11,8 +11,33 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+struct CUstream_st;
 
 namespace modelc::rt::cuda {
+
+/// One buffer of a gradient bucket: `count` f32 or f64 elements at a device
+/// address.
+struct BucketBuffer {
+  uint64_t address = 0, count = 0;
+  bool f64 = false;
+};
+
+/// How a data-parallel run reduces the program's gradient buckets (its
+/// AllReduce steps, docs/passes/data-parallel.md) on one GPU: the trainer
+/// of each rank gives its device one (runtime/dist/GpuRank.h, over NCCL).
+class BucketReducer {
+public:
+  virtual ~BucketReducer() = default;
+  /// Whether the functions run from now on reduce their buckets: only the
+  /// fwd_bwd of a step's last micro-batch does.
+  virtual bool reducing() const = 0;
+  /// Queues on `stream` the reduction of one bucket: each buffer becomes
+  /// its mean over the ranks. `stream` may be capturing a CUDA graph.
+  virtual Status reduce(const std::vector<BucketBuffer> &buffers,
+                        CUstream_st *stream) = 0;
+};
 
 /// What the machine has: `problem` says why no GPU can be used (libcuda not
 /// found, cuInit failed, no device), empty when `devices` > 0. Never fails
@@ -58,6 +83,21 @@ public:
   virtual Status runStep(size_t functionIndex, size_t stepIndex) = 0;
   /// Waits for everything queued; reports asynchronous kernel errors.
   virtual Status synchronize() = 0;
+
+  /// From now on AllReduce steps go to `reducer` (null: they do nothing,
+  /// one GPU alone). A reducing run queues each bucket on a communication
+  /// stream of its own once the backward has written it (an event), so
+  /// that it overlaps the backward of earlier layers, and the function's
+  /// end waits for them; reducing and non-reducing runs are captured as
+  /// CUDA graphs of their own.
+  virtual Status setReducer(BucketReducer *reducer) = 0;
+  /// For a communicator on this GPU (NCCL): the device's ordinal, its
+  /// stream (every function runs on it), the arena's device address, and
+  /// making its context current on the calling thread.
+  virtual int ordinal() const = 0;
+  virtual CUstream_st *stream() const = 0;
+  virtual uint64_t arenaAddress() const = 0;
+  virtual Status makeCurrent() const = 0;
 };
 
 } // namespace modelc::rt::cuda

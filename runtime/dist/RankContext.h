@@ -27,6 +27,7 @@ public:
   /// Whether the next launches' buckets are reduced: true only around the
   /// fwd_bwd of a step's last micro-batch.
   void setReducing(bool reducing) { reducing_ = reducing; }
+  bool reducing() const { return reducing_; }
 
   /// What a bucket's sum over the ranks is divided by: the rank count
   /// (the default), or on a run that changed its accumulation the
@@ -34,6 +35,7 @@ public:
   /// (fwd_bwd scales each micro-batch's gradient by 1/accumulate of its
   /// entry). With one rank and a divisor of 1 nothing is done.
   void setDivisor(double divisor) { divisor_ = divisor; }
+  double divisor() const { return divisor_; }
 
   /// The first collective error since the last call, which clears it. A
   /// collective that failed leaves its buffers as they were and later

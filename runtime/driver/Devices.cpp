@@ -122,19 +122,19 @@ Result<DeviceChoice> chooseDevice(const CommandLine &cl, const Manifest &m) {
     if (probe.devices == 0)
       return Status::error("--gpus " + *cl.gpus + ": " + probe.problem +
                            "; run with --cpu to train on the CPU");
-    if (gpus->size() > 1)
+    if (gpus->size() > 1 && cl.command != Command::Train)
       return Status::error(fmt::format(
-          "--gpus {}: {} GPUs asked, but this runtime trains on one GPU "
-          "(data parallelism is not supported yet); use --gpus 1, or name one "
-          "GPU with --gpus I,",
+          "--gpus {}: {} GPUs asked, but only train runs on several GPUs "
+          "(data-parallel ranks); use --gpus 1, or name one GPU with --gpus I,",
           *cl.gpus, gpus->size()));
-    int ordinal = gpus->front();
-    if (ordinal >= probe.devices)
-      return Status::error(fmt::format("--gpus {}: there is no GPU {} (this "
-                                       "machine has {})",
-                                       *cl.gpus, ordinal, probe.devices));
+    for (int ordinal : *gpus)
+      if (ordinal >= probe.devices)
+        return Status::error(fmt::format("--gpus {}: there is no GPU {} (this "
+                                         "machine has {})",
+                                         *cl.gpus, ordinal, probe.devices));
     choice.gpu = true;
-    choice.ordinal = ordinal;
+    choice.ordinal = gpus->front();
+    choice.ordinals = *gpus;
     return choice;
   }
   if (!hasCuda)

@@ -15,7 +15,10 @@ namespace modelc::rt {
 
 struct DeviceChoice {
   bool gpu = false;
-  int ordinal = 0;    // the CUDA device, when gpu
+  int ordinal = 0; // the CUDA device, when gpu (the first of `ordinals`)
+  /// train: the GPUs of the ranks this process runs, rank by rank; empty
+  /// when none was asked with --gpus (one GPU, no collectives).
+  std::vector<int> ordinals;
   std::string reason; // why the CPU was chosen without --cpu, else empty
 };
 
@@ -26,7 +29,8 @@ Result<std::vector<int>> parseGpuList(const std::string &text, int deviceCount);
 /// The device for `cl` and `manifest`: `--cpu` or a program without the
 /// cuda target runs on the CPU; `--gpus` asks for GPUs, and it is a usage
 /// error (exit 2) when there is none, when the program has no cuda target,
-/// or when more than one is asked (data parallelism comes later); without
+/// when one named is not there, or when a command other than train asks
+/// for more than one (train runs one rank per GPU); without
 /// either, GPU 0 when one is present, else the CPU with `reason` set.
 Result<DeviceChoice> chooseDevice(const CommandLine &cl,
                                   const Manifest &manifest);

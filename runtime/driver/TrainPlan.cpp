@@ -181,10 +181,12 @@ Status bindFunctionsAndOutputs(const Manifest &m, TrainPlan &p) {
 
 } // namespace
 
-Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl) {
+Result<TrainPlan> planTraining(const Manifest &m, const CommandLine &cl,
+                               int localRanks) {
   TrainPlan p;
-  Result<dist::LaunchPlan> launch = dist::resolveLaunch(
-      cl.launch, int(cl.ranks), [](const char *name) { return std::getenv(name); });
+  Result<dist::LaunchPlan> launch =
+      dist::resolveLaunch(cl.launch, localRanks,
+                          [](const char *name) { return std::getenv(name); });
   if (!launch)
     return launch.status();
   p.launch = *launch;

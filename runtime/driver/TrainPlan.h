@@ -64,6 +64,7 @@ struct TrainPlan {
 };
 
 /// Resolves the train command's entry, flags and data (spec §10).
-Result<TrainPlan> planTraining(const Manifest &manifest, const CommandLine &cl);
+Result<TrainPlan> planTraining(const Manifest &manifest, const CommandLine &cl,
+                               int localRanks);
 
 } // namespace modelc::rt

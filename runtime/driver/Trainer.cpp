@@ -4,8 +4,9 @@
 
 #include "runtime/data/BatchOrder.h"
 #include "runtime/dist/Gloo.h"
-#include "runtime/dist/Rendezvous.h"
+#include "runtime/dist/GpuRank.h"
 #include "runtime/dist/RankContext.h"
+#include "runtime/dist/Rendezvous.h"
 #include "runtime/driver/Devices.h"
 #include "runtime/driver/GradScaler.h"
 #include "runtime/driver/Initializers.h"
@@ -36,6 +37,9 @@ using Clock = std::chrono::steady_clock;
 struct RankPlace {
   int rank = 0, ranks = 1;
   dist::Communicator *comm = nullptr;
+  /// A GPU rank's NCCL communicator of device memory (comm is then its
+  /// host-memory one); null on CPU ranks.
+  dist::NcclCommunicator *nccl = nullptr;
   bool leader() const { return rank == 0; }
 };
 
@@ -120,6 +124,8 @@ public:
     context_.setDivisor(double(plan.accumulate * place.ranks) /
                         double(plan.entry->accumulate));
   }
+
+  const dist::RankContext &rankContext() const { return context_; }
 
   Status resume() {
     // ZeRO-1: the whole state is read, then each rank keeps its shard.
@@ -409,10 +415,19 @@ Status TrainLoop::runStep(int64_t s) {
 Status TrainLoop::broadcastModuleBuffers() {
   if (!place_.comm || place_.ranks == 1)
     return Status();
+  // On GPUs the buffers are the device arena's, broadcast in stream order
+  // after the update.
   for (const NamedBuffer &t : p_.tensors.params)
-    if (t.buffer->role == Role::ModuleBuffer)
-      MODELC_RETURN_IF_ERROR(
-          place_.comm->broadcast(arena_.at(*t.buffer), t.buffer->bytes, 0));
+    if (t.buffer->role == Role::ModuleBuffer) {
+      void *data = arena_.at(*t.buffer);
+      dist::Communicator *comm = place_.comm;
+      if (place_.nccl) {
+        data = reinterpret_cast<void *>(
+            uintptr_t(arena_.device()->arenaAddress() + t.buffer->offset));
+        comm = place_.nccl;
+      }
+      MODELC_RETURN_IF_ERROR(comm->broadcast(data, t.buffer->bytes, 0));
+    }
   return Status();
 }
 
@@ -680,13 +695,74 @@ struct RunShared {
   Clock::time_point started;
 };
 
+/// What a rank of `--gpus` joins with: its GPU, the run's NCCL id and the
+/// process's group of GPU ranks. `secondary` is set when the rank stopped
+/// only because another could not open its GPU.
+struct GpuJoin {
+  int ordinal;
+  const dist::NcclId &id;
+  dist::GpuRankGroup &group;
+  bool secondary = false;
+};
+
+/// A GPU rank's device (until the arena takes it) and communicators, which
+/// outlive the arena: destroying NCCL's waits for work queued on the GPU.
+struct GpuRank {
+  std::unique_ptr<cuda::Device> device;
+  dist::GpuRankComms comms;
+  dist::GpuRankGroup *group = nullptr;
+
+  GpuRank() = default;
+  GpuRank(const GpuRank &) = delete;
+  GpuRank &operator=(const GpuRank &) = delete;
+  ~GpuRank() {
+    if (group && comms.device)
+      group->remove(comms.device.get());
+  }
+
+  /// Opens the GPU, waits for the process's other ranks to open theirs and
+  /// joins NCCL; `place` then talks through it. One GPU alone needs no
+  /// collectives: where NCCL cannot start it trains without, after a note.
+  Status join(const Manifest &m, GpuJoin &j, RankPlace &place, ProgramIO &io) {
+    Result<std::unique_ptr<cuda::Device>> opened =
+        gpuBackend().open(j.ordinal, m);
+    if (!j.group.opened(opened.ok())) {
+      j.secondary = opened.ok();
+      return opened.ok()
+                 ? Status::error("another GPU rank could not start", kExitUsage)
+                 : opened.status();
+    }
+    device = opened.take();
+    Result<dist::GpuRankComms> joined =
+        dist::connectGpuRank(j.id, place.rank, place.ranks, *device);
+    if (!joined && place.ranks == 1) {
+      io.err << "note: " << joined.status().message()
+             << "; one GPU trains without NCCL\n";
+      return Status();
+    }
+    if (!joined)
+      return joined.status();
+    comms = joined.take();
+    group = &j.group;
+    group->add(comms.device.get());
+    place.comm = comms.host.get();
+    place.nccl = comms.device.get();
+    return Status();
+  }
+};
+
 /// One rank's training: its arena, initialised alike on every rank (the
 /// same seed), the loop, and on rank 0 the log, the banner and what is
-/// kept at the end.
-Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io) {
+/// kept at the end. A rank of `--gpus` (`gpuJoin`) first opens its GPU and
+/// joins the others over NCCL.
+Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io,
+                 GpuJoin *gpuJoin = nullptr) {
   const Manifest &m = run.m;
   const CommandLine &cl = run.cl;
   const TrainPlan &plan = run.plan;
+  GpuRank gpu;
+  if (gpuJoin)
+    MODELC_RETURN_IF_ERROR(gpu.join(m, *gpuJoin, place, io));
   Result<Arena> arena = Arena::allocate(m.arenaBytes);
   if (!arena)
     return arena.status();
@@ -716,7 +792,25 @@ Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io) {
                  run.started, place, zero ? &*zero : nullptr);
   if (resuming)
     MODELC_RETURN_IF_ERROR(loop.resume());
-  MODELC_RETURN_IF_ERROR(useDevice(run.device, m, *arena, io));
+  std::optional<dist::NcclBucketReducer> reducer;
+  if (gpu.comms.device) {
+    reducer.emplace(*gpu.comms.device, loop.rankContext());
+    MODELC_RETURN_IF_ERROR(gpu.device->setReducer(&*reducer));
+  } else if (run.device.gpu && loop.rankContext().divisor() != 1) {
+    // One GPU without NCCL has nothing to average, but a resumed run that
+    // changed its accumulation must still scale its gradients.
+    return Status::error(
+        fmt::format("--resume {}: the run's accumulation changed, so the "
+                    "GPU must scale its gradient buckets, which it does over "
+                    "NCCL: run with --gpus 1 where NCCL is installed, or "
+                    "resume with the checkpoint's rank count",
+                    plan.checkpoint.resumeFrom),
+        kExitUsage);
+  }
+  if (gpu.device)
+    MODELC_RETURN_IF_ERROR(arena->useDevice(std::move(gpu.device), m));
+  else
+    MODELC_RETURN_IF_ERROR(useDevice(run.device, m, *arena, io));
   if (place.leader())
     printBanner(m, plan, cl, *arena, zero ? &*zero : nullptr, io);
   Result<LoopEnd> end = loop.run();
@@ -736,6 +830,36 @@ Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io) {
   if (!logClosed.ok() && !cl.logErrorsWarn)
     return logClosed;
   return Status();
+}
+
+/// The error of ranks [first, first + results.size()) of `world` that
+/// failed first (`failedAt`: 1 for the first to fail, 0 for none): the
+/// process's, as the others' are usually their collectives failing after
+/// it.
+Status firstFailure(const std::vector<Status> &results,
+                    const std::vector<int> &failedAt, int first, int world) {
+  int count = int(results.size());
+  int firstFailed = -1;
+  for (int i = 0; i < count; ++i)
+    if (failedAt[size_t(i)] &&
+        (firstFailed < 0 ||
+         failedAt[size_t(i)] < failedAt[size_t(firstFailed)]))
+      firstFailed = i;
+  if (firstFailed < 0)
+    return Status();
+  const Status &failed = results[size_t(firstFailed)];
+  // The ranks that stop together (a divergence, a signal) fail alike: rank
+  // 0's message is the one that says what was kept. Otherwise the first
+  // failure is the cause, named by its rank.
+  if (first == 0 &&
+      (firstFailed == 0 ||
+       (!results[0].ok() && results[0].exitCode() == failed.exitCode())))
+    return results[0];
+  std::string prefix =
+      fmt::format("rank {} of {}: ", first + firstFailed, world);
+  if (failed.message().rfind(prefix, 0) == 0)
+    return failed;
+  return Status::error(prefix + failed.message(), failed.exitCode());
 }
 
 /// The ranks this process runs, as threads: ranks [first, first + count)
@@ -774,27 +898,7 @@ Status trainLocalRanks(const RunShared &run, ProgramIO &io,
   for (std::thread &t : threads)
     t.join();
   joined = connected == count;
-  int firstFailed = -1;
-  for (int i = 0; i < count; ++i)
-    if (failedAt[size_t(i)] &&
-        (firstFailed < 0 ||
-         failedAt[size_t(i)] < failedAt[size_t(firstFailed)]))
-      firstFailed = i;
-  if (firstFailed < 0)
-    return Status();
-  const Status &failed = results[size_t(firstFailed)];
-  // The ranks that stop together (a divergence, a signal) fail alike: rank
-  // 0's message is the one that says what was kept. Otherwise the first
-  // failure is the cause, named by its rank.
-  if (first == 0 && (firstFailed == 0 ||
-                     (!results[0].ok() &&
-                      results[0].exitCode() == failed.exitCode())))
-    return results[0];
-  std::string prefix = fmt::format("rank {} of {}: ", first + firstFailed,
-                                   world);
-  if (failed.message().rfind(prefix, 0) == 0)
-    return failed;
-  return Status::error(prefix + failed.message(), failed.exitCode());
+  return firstFailure(results, failedAt, first, world);
 }
 
 /// `--cpu --ranks R`: R ranks as threads of this process, joined over
@@ -805,6 +909,48 @@ Status trainThreadRanks(const RunShared &run, ProgramIO &io) {
   int ranks = int(run.plan.ranks);
   return trainLocalRanks(run, io, store.callbacks(), "127.0.0.1", 0, ranks,
                          ranks, joined);
+}
+
+/// `--gpus N | I,J,... | all`: one rank per GPU, as threads of this
+/// process, over NCCL (docs/runtime/distributed.md, "GPU ranks"). A rank
+/// that fails aborts the group's communicators, so that no other waits for
+/// it. One GPU where NCCL is missing trains alone, as without --gpus.
+Status trainGpuRanks(const RunShared &run, ProgramIO &io) {
+  const std::vector<int> &gpus = run.device.ordinals;
+  int world = int(gpus.size());
+  Result<dist::NcclId> id = dist::createNcclId();
+  if (!id && world == 1) {
+    io.err << "note: " << id.status().message()
+           << "; one GPU trains without it\n";
+    return trainRank(run, RankPlace(), io);
+  }
+  if (!id)
+    return id.status();
+  dist::GpuRankGroup group(world);
+  std::vector<Status> results(static_cast<size_t>(world));
+  std::vector<int> failedAt(size_t(world), 0);
+  std::atomic<int> failures{0};
+  std::ostringstream quiet;
+  ProgramIO silent{quiet, quiet, false};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r)
+    threads.emplace_back([&, r] {
+      GpuJoin join{gpus[size_t(r)], *id, group};
+      Status status = trainRank(run, {r, world, nullptr, nullptr},
+                                r == 0 ? io : silent, &join);
+      // A rank that stopped because another could not start is no cause:
+      // that one's error is the run's.
+      if (join.secondary)
+        return;
+      if (!status.ok()) {
+        failedAt[size_t(r)] = ++failures;
+        group.abortAll();
+      }
+      results[size_t(r)] = std::move(status);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return firstFailure(results, failedAt, 0, world);
 }
 
 /// A run of several processes (--nnodes, or a launcher's variables): node
@@ -874,7 +1020,10 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   Result<DeviceChoice> device = chooseDevice(cl, m);
   if (!device)
     return device.status();
-  Result<TrainPlan> plan = planTraining(m, cl);
+  Result<TrainPlan> plan =
+      planTraining(m, cl,
+                   device->gpu ? std::max<int>(1, int(device->ordinals.size()))
+                               : int(cl.ranks));
   if (!plan)
     return plan.status();
   CheckpointState identity = runIdentity(*plan, m.sourceHash);
@@ -887,8 +1036,8 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   if (plan->entry->zero && device->gpu)
     return Status::error(
         fmt::format("train {}: zero = 1 (ZeRO-1) shards the optimizer state "
-                    "over CPU ranks for now: pass --cpu (GPU data "
-                    "parallelism is not there yet)",
+                    "over CPU ranks for now: pass --cpu (ZeRO-1 on GPU "
+                    "ranks is not there yet)",
                     plan->entry->name));
   // Node 0 alone writes, so it alone checks where it will write.
   if (launch.process == 0)
@@ -896,6 +1045,8 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   // One guard for the process: every rank reads its signal.
   SignalGuard signals;
   RunShared run{m, cl, *plan, identity, *device, started};
+  if (device->gpu && !device->ordinals.empty())
+    return trainGpuRanks(run, io);
   if (plan->ranks > 1) {
     // A rank that is gone closes its sockets: writing to one must be an
     // error that names it, not a signal that kills this process.

@@ -41,11 +41,21 @@ buildGpu(flatbuffers::FlatBufferBuilder &fbb, const GpuProgramSpec &spec) {
   std::vector<flatbuffers::Offset<fb::GpuFunction>> functions;
   for (const TestFunction &f : spec.functions) {
     std::vector<flatbuffers::Offset<fb::GpuStep>> steps;
-    for (const TestStep &s : f.steps)
+    for (const TestStep &s : f.steps) {
+      if (!s.writes.empty()) {
+        std::vector<fb::GpuWrite> writes;
+        for (const TestWrite &w : s.writes)
+          writes.emplace_back(w.offset, w.bytes, w.dtype);
+        steps.push_back(fb::CreateGpuStepDirect(
+            fbb, fb::GpuStepKind::AllReduce, 0, 0, &writes,
+            fb::CreateGpuAllReduce(fbb, s.bucket)));
+        continue;
+      }
       steps.push_back(
           s.gemm ? fb::CreateGpuStep(fbb, fb::GpuStepKind::Gemm, 0,
                                      buildGemm(fbb, s.gemmSpec))
                  : fb::CreateGpuStep(fbb, fb::GpuStepKind::Launch, s.kernel));
+    }
     functions.push_back(
         fb::CreateGpuFunctionDirect(fbb, f.symbol.c_str(), &steps));
   }

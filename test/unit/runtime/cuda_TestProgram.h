@@ -41,12 +41,24 @@ struct TestGemm {
   int64_t batch = 1;
 };
 
+/// An all-reduce buffer: `bytes` at `offset` of f32 or f64 elements.
+struct TestWrite {
+  uint64_t offset = 0, bytes = 0;
+  modelc::manifest::DType dtype = modelc::manifest::DType::F32;
+};
+
 struct TestStep {
   bool gemm = false;
   uint32_t kernel = 0;
   TestGemm gemmSpec;
-  static TestStep launch(uint32_t k) { return {false, k, {}}; }
-  static TestStep matmul(TestGemm g) { return {true, 0, g}; }
+  /// An AllReduce step of bucket `bucket` over `writes` when not empty.
+  int64_t bucket = 0;
+  std::vector<TestWrite> writes;
+  static TestStep launch(uint32_t k) { return {false, k, {}, 0, {}}; }
+  static TestStep matmul(TestGemm g) { return {true, 0, g, 0, {}}; }
+  static TestStep allReduce(int64_t bucket, std::vector<TestWrite> writes) {
+    return {false, 0, {}, bucket, std::move(writes)};
+  }
 };
 
 struct TestFunction {

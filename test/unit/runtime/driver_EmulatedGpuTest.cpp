@@ -6,6 +6,9 @@
 // what the CPU path gives: a byte the driver forgets to send or to fetch
 // makes them differ. Stream order is modelled by running each call at once,
 // which is what a real stream's ordering guarantees for one stream.
+// `--gpus N` joins its ranks over the fake libnccl (fake/FakeNccl.cpp),
+// which reduces host memory as the emulated devices' memory is.
+#include "cuda_TestProgram.h"
 #include "driver_TestProgram.h"
 
 #include "runtime/cuda/Device.h"
@@ -17,6 +20,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <dlfcn.h>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -24,30 +28,35 @@
 namespace modelc::rt::test {
 namespace {
 
-/// What the device was asked to do, in order: "up OFFSET BYTES",
-/// "run SYMBOL", "down OFFSET BYTES".
+/// What the devices were asked to do, in order: "up OFFSET BYTES",
+/// "run SYMBOL", "down OFFSET BYTES" (GPU 0's only).
 std::vector<std::string> deviceLog;
+/// The fake libnccl's "current GPU" of the calling thread, which a device
+/// sets when it makes its context current.
+void (*setNcclDevice)(int) = nullptr;
 
 class EmulatedDevice final : public cuda::Device {
 public:
-  explicit EmulatedDevice(const Manifest &m)
+  EmulatedDevice(const Manifest &m, int ordinal)
       : memory_(std::max<uint64_t>(m.arenaBytes, 64), 0),
-        functions_(m.functions) {}
+        functions_(m.functions), ordinal_(ordinal) {}
 
-  std::string description() const override { return "GPU 0: emulated"; }
+  std::string description() const override {
+    return fmt::format("GPU {}: emulated", ordinal_);
+  }
   uint64_t arenaBytes() const override { return memory_.size(); }
   size_t kernelCount() const override { return 0; }
 
   Status upload(uint64_t offset, const void *src, uint64_t bytes) override {
     MODELC_RETURN_IF_ERROR(check(offset, bytes));
     std::memcpy(memory_.data() + offset, src, bytes);
-    deviceLog.push_back(fmt::format("up {} {}", offset, bytes));
+    log(fmt::format("up {} {}", offset, bytes));
     return Status();
   }
   Status download(uint64_t offset, void *dst, uint64_t bytes) override {
     MODELC_RETURN_IF_ERROR(check(offset, bytes));
     std::memcpy(dst, memory_.data() + offset, bytes);
-    deviceLog.push_back(fmt::format("down {} {}", offset, bytes));
+    log(fmt::format("down {} {}", offset, bytes));
     return Status();
   }
   Status run(size_t index) override {
@@ -56,15 +65,32 @@ public:
                                std::to_string(index),
                            kExitInternal);
     functions_[index].fn(memory_.data());
-    deviceLog.push_back("run " + functions_[index].symbol);
+    log("run " + functions_[index].symbol);
     return Status();
   }
   Status runStep(size_t, size_t) override {
     return Status::error("emulated device: no steps", kExitInternal);
   }
   Status synchronize() override { return Status(); }
+  // The program's all-reduces are its CPU functions' (RankContext).
+  Status setReducer(cuda::BucketReducer *) override { return Status(); }
+  int ordinal() const override { return ordinal_; }
+  CUstream_st *stream() const override { return nullptr; }
+  uint64_t arenaAddress() const override {
+    return uint64_t(uintptr_t(memory_.data()));
+  }
+  Status makeCurrent() const override {
+    if (setNcclDevice)
+      setNcclDevice(ordinal_);
+    return Status();
+  }
 
 private:
+  void log(std::string what) {
+    if (ordinal_ == 0)
+      deviceLog.push_back(std::move(what));
+  }
+
   Status check(uint64_t offset, uint64_t bytes) const {
     if (offset <= memory_.size() && bytes <= memory_.size() - offset)
       return Status();
@@ -76,15 +102,17 @@ private:
 
   std::vector<uint8_t> memory_;
   std::vector<FunctionInfo> functions_;
+  int ordinal_;
 };
 
-const GpuBackend emulated{
-    [] {
-      return cuda::Probe{1, ""};
-    },
-    [](int, const Manifest &m) -> Result<std::unique_ptr<cuda::Device>> {
-      return std::unique_ptr<cuda::Device>(std::make_unique<EmulatedDevice>(m));
-    }};
+const GpuBackend emulated{[] {
+                            return cuda::Probe{2, ""};
+                          },
+                          [](int ordinal, const Manifest &m)
+                              -> Result<std::unique_ptr<cuda::Device>> {
+                            return std::unique_ptr<cuda::Device>(
+                                std::make_unique<EmulatedDevice>(m, ordinal));
+                          }};
 
 /// Step and eval lines without their throughput, which differs run to run.
 std::string withoutThroughput(const std::string &out) {
@@ -95,6 +123,11 @@ class EmulatedGpu : public DriverTest {
 protected:
   void SetUp() override {
     DriverTest::SetUp();
+    nccl_ = dlopen(MODELC_FAKE_NCCL, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(nccl_, nullptr) << dlerror();
+    setNcclDevice =
+        reinterpret_cast<void (*)(int)>(dlsym(nccl_, "fakeNcclSetDevice"));
+    ASSERT_NE(setNcclDevice, nullptr);
     setGpuBackendForTesting(&emulated);
     options.targets = {"cuda", "cpu"};
     options.withGpu = true;
@@ -102,8 +135,18 @@ protected:
   }
   void TearDown() override {
     setGpuBackendForTesting(nullptr);
+    setNcclDevice = nullptr;
+    if (nccl_)
+      dlclose(nccl_);
     DriverTest::TearDown();
   }
+
+  // `--gpus` joins NCCL (the fake), whose host communicator copies through
+  // the (fake) driver.
+  ScopedEnv libnccl_{"MODELC_LIBNCCL", MODELC_FAKE_NCCL};
+  ScopedEnv libcuda_{"MODELC_LIBCUDA", MODELC_FAKE_CUDA};
+  ScopedEnv timeout_{"FAKE_NCCL_TIMEOUT_MS", "20000"};
+  void *nccl_ = nullptr;
 
   /// The offset of the test program's buffer `name` in the arena.
   uint64_t offsetOf(const std::string &name) {
@@ -231,6 +274,61 @@ TEST_F(EmulatedGpu, EvalAndInferGiveTheCpuResults) {
   EXPECT_EQ(readFile(path("eval-cpu.txt")), readFile(path("eval-gpus.txt")));
   EXPECT_FALSE(readFile(path("eval-cpu.txt")).empty());
   EXPECT_EQ(readFile(path("y-cpu.npy")), readFile(path("y-gpus.npy")));
+}
+
+// `--gpus 2`: a rank per GPU, as threads over NCCL, trains as two CPU
+// ranks over Gloo: the same slices of each global batch, the same averaged
+// losses and eval, rank 0's parameters and checkpoint.
+TEST_F(EmulatedGpu, TwoGpusTrainAsTwoCpuRanks) {
+  options.logEvery = 1;
+  options.epochs = 2;
+  RunResult cpu = run({"--cpu", "--ranks", "2", "--save", path("cpu.st")});
+  ASSERT_EQ(cpu.code, 0) << cpu.err;
+  RunResult gpu = run({"--gpus", "2", "--save", path("gpu.st"),
+                       "--checkpoint-dir", path("ck")});
+  ASSERT_EQ(gpu.code, 0) << gpu.err;
+  EXPECT_NE(gpu.err.find("ranks 2"), std::string::npos) << gpu.err;
+  EXPECT_EQ(withoutThroughput(cpu.out), withoutThroughput(gpu.out));
+  EXPECT_EQ(readFile(path("cpu.st")), readFile(path("gpu.st")));
+  // GPUs named by number train the same.
+  RunResult named = run({"--gpus", "1,0", "--save", path("named.st")});
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_EQ(withoutThroughput(cpu.out), withoutThroughput(named.out));
+}
+
+// One GPU where NCCL is missing trains alone, after a note; two cannot.
+TEST_F(EmulatedGpu, WithoutNcclOneGpuTrainsAloneAndTwoAreRefused) {
+  ScopedEnv missing("MODELC_LIBNCCL", "/nonexistent/libnccl.so.2");
+  options.logEvery = 1;
+  RunResult one = run({"--gpus", "1"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.err.find("note: GPU ranks use NCCL, which could not be "
+                         "loaded (MODELC_LIBNCCL=/nonexistent/libnccl.so.2"),
+            std::string::npos)
+      << one.err;
+  EXPECT_NE(one.err.find("; one GPU trains without it"), std::string::npos)
+      << one.err;
+  RunResult two = run({"--gpus", "2"});
+  EXPECT_EQ(two.code, 2) << two.err;
+  EXPECT_NE(two.err.find("GPU ranks use NCCL"), std::string::npos) << two.err;
+}
+
+// Only train runs on several GPUs; a GPU that is not there is named.
+TEST_F(EmulatedGpu, SeveralGpusAreForTrainOnly) {
+  writeWeights(path("w.safetensors"), 2.0f, -1.0f, 0.5f);
+  RunResult e =
+      run({"eval", "--weights", path("w.safetensors"), "--gpus", "2"});
+  EXPECT_EQ(e.code, 2);
+  EXPECT_NE(e.err.find("--gpus 2: 2 GPUs asked, but only train runs on "
+                       "several GPUs"),
+            std::string::npos)
+      << e.err;
+  RunResult missing = run({"--gpus", "0,3"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("--gpus 0,3: there is no GPU 3 (this machine "
+                             "has 2)"),
+            std::string::npos)
+      << missing.err;
 }
 
 } // namespace

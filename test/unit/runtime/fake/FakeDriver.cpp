@@ -4,11 +4,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 namespace fake {
 std::string callLog;
-int live = 0;
-void note(const std::string &what) { callLog += what + " "; }
+std::mutex logMutex;
+std::atomic<int> live{0};
+void note(const std::string &what) {
+  std::lock_guard<std::mutex> lock(logMutex);
+  callLog += what + " ";
+}
 } // namespace fake
 
 using fake::live;
@@ -27,6 +32,8 @@ struct CUfunc_st {
 };
 struct CUevent_st {
   bool recorded = false;
+  /// The graph being captured on the stream it was recorded on, if any.
+  CUgraph_st *capture = nullptr;
 };
 struct CUgraphExec_st {
   std::vector<std::function<void()>> ops;
@@ -34,13 +41,19 @@ struct CUgraphExec_st {
 
 namespace {
 CUctx_st primaryContext;
-int retained = 0;
+std::atomic<int> retained{0};
 } // namespace
 
 extern "C" {
 
-const char *fakeCudaLog() { return fake::callLog.c_str(); }
-void fakeCudaClearLog() { fake::callLog.clear(); }
+const char *fakeCudaLog() {
+  std::lock_guard<std::mutex> lock(fake::logMutex);
+  return fake::callLog.c_str();
+}
+void fakeCudaClearLog() {
+  std::lock_guard<std::mutex> lock(fake::logMutex);
+  fake::callLog.clear();
+}
 int fakeCudaLive() { return live + retained; }
 
 CUresult CUDAAPI cuDriverGetVersion(int *v) {
@@ -61,13 +74,19 @@ CUresult CUDAAPI cuGetErrorString(CUresult, const char **s) {
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuInit(unsigned) { return CUDA_SUCCESS; }
+/// FAKE_CUDA_DEVICES GPUs (default 1), alike.
+static int deviceCount() {
+  const char *env = std::getenv("FAKE_CUDA_DEVICES");
+  return env ? std::atoi(env) : 1;
+}
 CUresult CUDAAPI cuDeviceGetCount(int *n) {
-  *n = 1;
+  *n = deviceCount();
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuDeviceGet(CUdevice *d, int ordinal) {
   *d = ordinal;
-  return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return ordinal >= 0 && ordinal < deviceCount() ? CUDA_SUCCESS
+                                                 : CUDA_ERROR_INVALID_VALUE;
 }
 CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice) {
   std::strncpy(name, "Fake GPU", size_t(len));
@@ -145,21 +164,21 @@ CUresult CUDAAPI cuMemFreeHost(void *p) {
 }
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n,
                                  CUstream s) {
-  if (s->capturing)
+  if (s && s->capturing)
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   std::memset(reinterpret_cast<void *>(uintptr_t(p)), v, n);
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n,
                                    CUstream s) {
-  if (s->capturing)
+  if (s && s->capturing)
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   std::memcpy(reinterpret_cast<void *>(uintptr_t(d)), h, n);
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n,
                                    CUstream s) {
-  if (s->capturing)
+  if (s && s->capturing)
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   std::memcpy(h, reinterpret_cast<void *>(uintptr_t(d)), n);
   return CUDA_SUCCESS;
@@ -188,6 +207,9 @@ CUresult CUDAAPI cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode) {
 CUresult CUDAAPI cuStreamEndCapture(CUstream s, CUgraph *g) {
   *g = s->capturing;
   s->capturing = nullptr;
+  if (*g)
+    for (CUstream_st *forked : (*g)->forked)
+      forked->capturing = nullptr;
   return *g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned) {
@@ -196,9 +218,22 @@ CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned) {
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
-  if (s->capturing)
-    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  e->recorded = true;
+  e->capture = s->capturing;
+  e->recorded = !s->capturing;
+  return CUDA_SUCCESS;
+}
+/// Streams run everything at once, so waiting orders nothing; an event of
+/// a capture makes the waiting stream join that capture.
+CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
+  if (flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (e->capture && s->capturing != e->capture) {
+    if (s->capturing)
+      return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    s->capturing = e->capture;
+    e->capture->forked.push_back(s);
+  }
+  note("stream-wait");
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuEventSynchronize(CUevent e) {
@@ -286,6 +321,7 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **fn, int version,
       FAKE_ENTRY(cuEventCreate),
       FAKE_ENTRY(cuEventRecord),
       FAKE_ENTRY(cuEventSynchronize),
+      FAKE_ENTRY(cuStreamWaitEvent),
       FAKE_ENTRY(cuEventDestroy),
       FAKE_ENTRY(cuLaunchKernel),
       FAKE_ENTRY(cuGraphInstantiateWithFlags),

@@ -1,0 +1,58 @@
+#include "runtime/dist/GpuRank.h"
+
+#include <algorithm>
+
+namespace modelc::rt::dist {
+
+Status NcclBucketReducer::reduce(const std::vector<cuda::BucketBuffer> &buffers,
+                                 CUstream_st *stream) {
+  std::vector<NcclBuffer> nccl;
+  nccl.reserve(buffers.size());
+  for (const cuda::BucketBuffer &b : buffers)
+    nccl.push_back({reinterpret_cast<void *>(uintptr_t(b.address)),
+                    size_t(b.count), b.f64});
+  return comm_.allReduceScaled(nccl, 1.0 / context_.divisor(), stream);
+}
+
+Result<GpuRankComms> connectGpuRank(const NcclId &id, int rank, int size,
+                                    const cuda::Device &gpu) {
+  MODELC_RETURN_IF_ERROR(gpu.makeCurrent());
+  Result<std::unique_ptr<NcclCommunicator>> device =
+      NcclCommunicator::connect(id, rank, size, gpu.ordinal(), gpu.stream());
+  if (!device)
+    return device.status();
+  GpuRankComms comms;
+  comms.device = device.take();
+  comms.host = std::make_unique<NcclHostCommunicator>(*comms.device);
+  return comms;
+}
+
+bool GpuRankGroup::opened(bool ok) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  failedToOpen_ |= !ok;
+  ++arrived_;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return arrived_ == ranks_ || failedToOpen_; });
+  return !failedToOpen_;
+}
+
+void GpuRankGroup::add(NcclCommunicator *comm) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  comms_.push_back(comm);
+  if (aborted_)
+    comm->abort();
+}
+
+void GpuRankGroup::remove(NcclCommunicator *comm) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  comms_.erase(std::remove(comms_.begin(), comms_.end(), comm), comms_.end());
+}
+
+void GpuRankGroup::abortAll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  aborted_ = true;
+  for (NcclCommunicator *comm : comms_)
+    comm->abort();
+}
+
+} // namespace modelc::rt::dist
