@@ -30,10 +30,26 @@ Result<GpuRankComms> connectGpuRank(const NcclId &id, int rank, int size,
 bool GpuRankGroup::opened(bool ok) {
   std::unique_lock<std::mutex> lock(mutex_);
   failedToOpen_ |= !ok;
-  ++arrived_;
+  if (++arrived_ == ranks_ && !failedToOpen_) {
+    if (allOpened_) {
+      lock.unlock();
+      Status step = allOpened_();
+      lock.lock();
+      if (!step.ok()) {
+        failedToOpen_ = true;
+        error_ = std::move(step);
+      }
+    }
+    released_ = true;
+  }
   changed_.notify_all();
-  changed_.wait(lock, [&] { return arrived_ == ranks_ || failedToOpen_; });
+  changed_.wait(lock, [&] { return released_ || failedToOpen_; });
   return !failedToOpen_;
+}
+
+Status GpuRankGroup::error() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
 }
 
 void GpuRankGroup::add(NcclCommunicator *comm) {

@@ -9,6 +9,7 @@
 #include "runtime/dist/RankContext.h"
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -52,10 +53,17 @@ Result<GpuRankComms> connectGpuRank(const NcclId &id, int rank, int size,
 /// waiting, neither to join (ncclCommInitRank) nor in a collective.
 class GpuRankGroup {
 public:
-  explicit GpuRankGroup(int ranks) : ranks_(ranks) {}
+  /// `allOpened`, when given, runs once every rank has opened its GPU and
+  /// before any joins NCCL: a run of several processes waits there for the
+  /// other processes' GPUs. Its error stops every rank of the group.
+  explicit GpuRankGroup(int ranks, std::function<Status()> allOpened = {})
+      : ranks_(ranks), allOpened_(std::move(allOpened)) {}
   /// Each rank says whether it opened its GPU, then waits for the others:
-  /// false when one of them could not (no rank joins NCCL then).
+  /// false when one of them could not, or allOpened failed (no rank joins
+  /// NCCL then).
   bool opened(bool ok);
+  /// allOpened's error, once opened() has returned.
+  Status error();
   /// A rank's communicator, aborted by abortAll() until it is removed
   /// (before it is destroyed). Added after abortAll(), it is aborted now.
   void add(NcclCommunicator *comm);
@@ -68,7 +76,9 @@ private:
   std::mutex mutex_;
   std::condition_variable changed_;
   int ranks_, arrived_ = 0;
-  bool failedToOpen_ = false, aborted_ = false;
+  std::function<Status()> allOpened_;
+  Status error_;
+  bool released_ = false, failedToOpen_ = false, aborted_ = false;
   std::vector<NcclCommunicator *> comms_;
 };
 

@@ -38,13 +38,21 @@ std::string seconds(milliseconds ms) {
 } // namespace
 
 std::string describeRendezvousKey(const std::string &key) {
-  const std::string prefix = "rank_";
-  std::string number =
-      key.rfind(prefix, 0) == 0 ? key.substr(prefix.size()) : key;
-  bool digits = !number.empty() &&
-                std::all_of(number.begin(), number.end(),
-                            [](char c) { return c >= '0' && c <= '9'; });
-  return digits ? "rank " + number : "'" + key + "'";
+  auto numberAfter = [&](const std::string &prefix) -> std::string {
+    std::string number =
+        key.rfind(prefix, 0) == 0 ? key.substr(prefix.size()) : "";
+    bool digits = !number.empty() &&
+                  std::all_of(number.begin(), number.end(),
+                              [](char c) { return c >= '0' && c <= '9'; });
+    return digits ? number : "";
+  };
+  if (std::string n = numberAfter(kGpusOpenPrefix); !n.empty())
+    return "node " + n + " (its GPUs)";
+  if (std::string n = numberAfter("rank_"); !n.empty())
+    return "rank " + n;
+  if (std::string n = numberAfter(""); !n.empty())
+    return "rank " + n;
+  return "'" + key + "'";
 }
 
 Result<const modelc_store_api *> loadStore() {

@@ -22,8 +22,13 @@
 
 namespace modelc::rt::dist {
 
+/// The prefix of the key each process of GPU ranks sets once its GPUs are
+/// open ("gpus_open/1"), before any joins NCCL.
+constexpr const char *kGpusOpenPrefix = "gpus_open/";
+
 /// "rank 3" for the keys a rank publishes in Gloo's full-mesh rendezvous
-/// ("3", "rank_3"), else the key in quotes.
+/// ("3", "rank_3"), "node 1 (its GPUs)" for "gpus_open/1", else the key in
+/// quotes.
 std::string describeRendezvousKey(const std::string &key);
 
 /// The store shim's functions; loads it once. An error (exit 2) when

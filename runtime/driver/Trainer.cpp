@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <csignal>
 #include <filesystem>
 #include <sstream>
@@ -911,10 +912,44 @@ Status trainThreadRanks(const RunShared &run, ProgramIO &io) {
                          ranks, joined);
 }
 
-/// `--gpus N | I,J,... | all`: one rank per GPU, as threads of this
-/// process, over NCCL (docs/runtime/distributed.md, "GPU ranks"). A rank
-/// that fails aborts the group's communicators, so that no other waits for
-/// it. One GPU where NCCL is missing trains alone, as without --gpus.
+/// GPU ranks [first, first + gpus.size()) of `world` as threads of this
+/// process, one per GPU of `gpus`, joined over NCCL with `id`. A rank that
+/// fails aborts the group's communicators, so that no other waits for it.
+Status trainGpuThreads(const RunShared &run, ProgramIO &io,
+                       const dist::NcclId &id, const std::vector<int> &gpus,
+                       int first, int world, dist::GpuRankGroup &group) {
+  int count = int(gpus.size());
+  std::vector<Status> results(static_cast<size_t>(count));
+  std::vector<int> failedAt(static_cast<size_t>(count), 0);
+  std::atomic<int> failures{0};
+  std::ostringstream quiet;
+  ProgramIO silent{quiet, quiet, false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < count; ++i)
+    threads.emplace_back([&, i] {
+      int r = first + i;
+      GpuJoin join{gpus[size_t(i)], id, group};
+      Status status = trainRank(run, {r, world, nullptr, nullptr},
+                                r == 0 ? io : silent, &join);
+      // A rank that stopped because another could not start is no cause:
+      // that one's error is the run's.
+      if (join.secondary)
+        return;
+      if (!status.ok()) {
+        failedAt[size_t(i)] = ++failures;
+        group.abortAll();
+      }
+      results[size_t(i)] = std::move(status);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  Status failed = firstFailure(results, failedAt, first, world);
+  return failed.ok() ? group.error() : failed;
+}
+
+/// `--gpus N | I,J,... | all` in one process: one rank per GPU, as threads,
+/// over NCCL (docs/runtime/distributed.md, "GPU ranks"). One GPU where
+/// NCCL is missing trains alone, as without --gpus.
 Status trainGpuRanks(const RunShared &run, ProgramIO &io) {
   const std::vector<int> &gpus = run.device.ordinals;
   int world = int(gpus.size());
@@ -927,36 +962,97 @@ Status trainGpuRanks(const RunShared &run, ProgramIO &io) {
   if (!id)
     return id.status();
   dist::GpuRankGroup group(world);
-  std::vector<Status> results(static_cast<size_t>(world));
-  std::vector<int> failedAt(size_t(world), 0);
-  std::atomic<int> failures{0};
-  std::ostringstream quiet;
-  ProgramIO silent{quiet, quiet, false};
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r)
-    threads.emplace_back([&, r] {
-      GpuJoin join{gpus[size_t(r)], *id, group};
-      Status status = trainRank(run, {r, world, nullptr, nullptr},
-                                r == 0 ? io : silent, &join);
-      // A rank that stopped because another could not start is no cause:
-      // that one's error is the run's.
-      if (join.secondary)
-        return;
-      if (!status.ok()) {
-        failedAt[size_t(r)] = ++failures;
+  return trainGpuThreads(run, io, *id, gpus, 0, world, group);
+}
+
+/// The store key of the run's NCCL id, which process 0 sets.
+constexpr const char *kNcclIdKey = "nccl_id";
+
+/// This process's GPU ranks in a run of several processes: process 0 makes
+/// the NCCL id and the store carries it to the others. NCCL waits for a
+/// lost process forever, so a watchdog asks the store every second whether
+/// one is gone (its heartbeat stale, or it said it stopped) and aborts the
+/// communicators; the error then has kExitLostRank, for the caller to name
+/// the process.
+Status trainGpuProcess(const RunShared &run, ProgramIO &io,
+                       dist::TcpStore &store, dist::Liveness &liveness,
+                       std::chrono::milliseconds timeout) {
+  const dist::LaunchPlan &lp = run.plan.launch;
+  std::vector<int> gpus = run.device.ordinals;
+  if (gpus.empty())
+    gpus.push_back(lp.localIndex); // a launcher's process per GPU
+  if (int(gpus.size()) != lp.ranksPerProcess)
+    return Status::error(fmt::format(
+        "{} ranks per node ({}) but {} GPU(s) named by --gpus: each rank of "
+        "a node trains on a GPU of its own",
+        lp.ranksPerProcess, lp.source, gpus.size()));
+  dist::NcclId id;
+  if (lp.process == 0) {
+    Result<dist::NcclId> made = dist::createNcclId();
+    if (!made)
+      return made.status();
+    id = *made;
+    MODELC_RETURN_IF_ERROR(
+        store.set(kNcclIdKey, std::string(id.begin(), id.end()), timeout));
+  } else {
+    MODELC_RETURN_IF_ERROR(store.wait({kNcclIdKey}, timeout));
+    Result<std::optional<std::string>> value = store.get(kNcclIdKey, timeout);
+    if (!value)
+      return value.status();
+    if (!*value || (*value)->size() != id.size())
+      return Status::error(fmt::format("the rendezvous at {} holds no NCCL "
+                                       "id of {} bytes",
+                                       store.address(), id.size()),
+                           kExitInternal);
+    std::copy((*value)->begin(), (*value)->end(), id.begin());
+  }
+  // NCCL's join waits for every rank without a timeout: the processes
+  // first wait in the store, with one, until every one has opened its GPUs.
+  auto allOpened = [&]() -> Status {
+    MODELC_RETURN_IF_ERROR(store.set(
+        dist::kGpusOpenPrefix + std::to_string(lp.process), "", timeout));
+    std::vector<std::string> keys;
+    for (int q = 0; q < lp.processes; ++q)
+      keys.push_back(dist::kGpusOpenPrefix + std::to_string(q));
+    return store.wait(keys, timeout);
+  };
+  dist::GpuRankGroup group(int(gpus.size()), allOpened);
+  std::mutex mutex;
+  std::condition_variable stop;
+  bool done = false, lost = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (
+        !stop.wait_for(lock, std::chrono::seconds(1), [&] { return done; })) {
+      lock.unlock();
+      bool gone = !liveness.lost(std::chrono::milliseconds(0)).empty();
+      lock.lock();
+      if (gone) {
+        lost = true;
         group.abortAll();
+        return;
       }
-      results[size_t(r)] = std::move(status);
-    });
-  for (std::thread &t : threads)
-    t.join();
-  return firstFailure(results, failedAt, 0, world);
+    }
+  });
+  Status status =
+      trainGpuThreads(run, io, id, gpus, lp.firstRank(), lp.worldSize(), group);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+  }
+  stop.notify_all();
+  watchdog.join();
+  if (!status.ok() && status.exitCode() != kExitLostRank &&
+      (lost || !liveness.lost().empty()))
+    return Status::error(status.message(), kExitLostRank);
+  return status;
 }
 
 /// A run of several processes (--nnodes, or a launcher's variables): node
 /// 0 serves the rendezvous store on the master's port, every process runs
-/// its ranks as threads over Gloo, with a heartbeat in the store; when a
-/// collective fails the store says which process is gone.
+/// its ranks as threads over Gloo (CPU ranks) or NCCL (GPU ranks), with a
+/// heartbeat in the store; when a collective fails the store says which
+/// process is gone.
 Status trainProcesses(const RunShared &run, ProgramIO &io) {
   const dist::LaunchPlan &lp = run.plan.launch;
   auto timeout = std::chrono::milliseconds(
@@ -981,10 +1077,13 @@ Status trainProcesses(const RunShared &run, ProgramIO &io) {
   if (!hostname)
     return hostname.status();
   dist::Liveness liveness(**store, lp);
-  bool joined = false;
-  Status status = trainLocalRanks(run, io, (*store)->callbacks(), *hostname,
-                                  lp.firstRank(), lp.ranksPerProcess,
-                                  lp.worldSize(), joined);
+  bool joined = true;
+  Status status =
+      run.device.gpu
+          ? trainGpuProcess(run, io, **store, liveness, timeout)
+          : trainLocalRanks(run, io, (*store)->callbacks(), *hostname,
+                            lp.firstRank(), lp.ranksPerProcess, lp.worldSize(),
+                            joined);
   Status outcome = status;
   if (!status.ok() && status.exitCode() != kExitLostRank) {
     liveness.reportFailure(status.message());
@@ -1028,11 +1127,6 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
     return plan.status();
   CheckpointState identity = runIdentity(*plan, m.sourceHash);
   const dist::LaunchPlan &launch = plan->launch;
-  if (launch.processes > 1 && device->gpu)
-    return Status::error(fmt::format(
-        "a run of {} processes ({}) trains on CPU ranks for now: pass --cpu "
-        "(GPUs across processes, over NCCL, are not there yet)",
-        launch.processes, launch.source));
   if (plan->entry->zero && device->gpu)
     return Status::error(
         fmt::format("train {}: zero = 1 (ZeRO-1) shards the optimizer state "
@@ -1045,7 +1139,7 @@ Status runTraining(const Manifest &m, const CommandLine &cl, ProgramIO &io) {
   // One guard for the process: every rank reads its signal.
   SignalGuard signals;
   RunShared run{m, cl, *plan, identity, *device, started};
-  if (device->gpu && !device->ordinals.empty())
+  if (device->gpu && !device->ordinals.empty() && launch.processes == 1)
     return trainGpuRanks(run, io);
   if (plan->ranks > 1) {
     // A rank that is gone closes its sockets: writing to one must be an

@@ -18,12 +18,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <csignal>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <netinet/in.h>
 #include <regex>
 #include <sstream>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
 
 namespace modelc::rt::test {
 namespace {
@@ -113,6 +118,20 @@ const GpuBackend emulated{[] {
                             return std::unique_ptr<cuda::Device>(
                                 std::make_unique<EmulatedDevice>(m, ordinal));
                           }};
+
+/// A TCP port nobody listens on (just now).
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr *>(&address), length), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length),
+            0);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
 
 /// Step and eval lines without their throughput, which differs run to run.
 std::string withoutThroughput(const std::string &out) {
@@ -294,6 +313,46 @@ TEST_F(EmulatedGpu, TwoGpusTrainAsTwoCpuRanks) {
   RunResult named = run({"--gpus", "1,0", "--save", path("named.st")});
   ASSERT_EQ(named.code, 0) << named.err;
   EXPECT_EQ(withoutThroughput(cpu.out), withoutThroughput(named.out));
+}
+
+// Two nodes of one GPU each (`--nnodes 2`; here two runs in threads of
+// the test, as the fake libnccl's ranks must share a process) meet through
+// the store, which carries the NCCL id, and train as two CPU ranks.
+TEST_F(EmulatedGpu, TwoNodesOfOneGpuTrainAsTwoCpuRanks) {
+  options.logEvery = 1;
+  options.epochs = 2;
+  RunResult cpu = run({"--cpu", "--ranks", "2", "--save", path("cpu.st")});
+  ASSERT_EQ(cpu.code, 0) << cpu.err;
+  std::string master = "127.0.0.1:" + std::to_string(freePort());
+  RunResult nodes[2];
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i)
+    threads.emplace_back([&, i] {
+      std::vector<std::string> args{
+          "--gpus",      i == 0 ? "0," : "1,", "--nnodes", "2",
+          "--node-rank", std::to_string(i),    "--master", master};
+      if (i == 0)
+        args.insert(args.end(), {"--save", path("nodes.st")});
+      nodes[i] = run(args);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  ASSERT_EQ(nodes[0].code, 0) << nodes[0].err;
+  ASSERT_EQ(nodes[1].code, 0) << nodes[1].err;
+  EXPECT_EQ(withoutThroughput(cpu.out), withoutThroughput(nodes[0].out));
+  EXPECT_EQ(readFile(path("cpu.st")), readFile(path("nodes.st")));
+}
+
+// A node that never comes: the other, its GPU open, waits in the store
+// (not in NCCL's join, which has no timeout) and gives up after --timeout,
+// naming it.
+TEST_F(EmulatedGpu, ANodeMissingTimesOutBeforeNccl) {
+  std::string master = "127.0.0.1:" + std::to_string(freePort());
+  RunResult alone = run({"--gpus", "0,", "--nnodes", "2", "--node-rank", "0",
+                         "--master", master, "--timeout", "2"});
+  EXPECT_EQ(alone.code, 4) << alone.err;
+  EXPECT_NE(alone.err.find("node 1 (its GPUs) did not join"), std::string::npos)
+      << alone.err;
 }
 
 // One GPU where NCCL is missing trains alone, after a note; two cannot.
