@@ -44,8 +44,10 @@ struct RankPlace {
   bool leader() const { return rank == 0; }
 };
 
+/// `nccl` is rank 0's communicator on GPU ranks, else null.
 void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
-                 const Arena &arena, const ZeroShards *zero, ProgramIO &io) {
+                 const Arena &arena, const ZeroShards *zero,
+                 const dist::NcclCommunicator *nccl, ProgramIO &io) {
   const TrainInfo &e = *p.entry;
   io.err << fmt::format("{} (source {})\n", m.sourceName,
                         m.sourceHash.substr(0, 12));
@@ -82,6 +84,11 @@ void printBanner(const Manifest &m, const TrainPlan &p, const CommandLine &cl,
                           l.ranksPerProcess == 1 ? "" : "s", l.source,
                           ipv6 ? "[" : "", l.masterHost, ipv6 ? "]" : "",
                           l.masterPort);
+  if (nccl)
+    io.err << fmt::format("GPU ranks over NCCL {} (one thread per GPU; the "
+                          "gradient buckets all-reduced on a communication "
+                          "stream during the backward)\n",
+                          dist::ncclVersionText(nccl->api().version));
   if (zero) {
     std::vector<uint64_t> held = zero->bytesPerRank();
     uint64_t most = *std::max_element(held.begin(), held.end());
@@ -813,7 +820,8 @@ Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io,
   else
     MODELC_RETURN_IF_ERROR(useDevice(run.device, m, *arena, io));
   if (place.leader())
-    printBanner(m, plan, cl, *arena, zero ? &*zero : nullptr, io);
+    printBanner(m, plan, cl, *arena, zero ? &*zero : nullptr,
+                gpu.comms.device.get(), io);
   Result<LoopEnd> end = loop.run();
   if (!end)
     return end.status();

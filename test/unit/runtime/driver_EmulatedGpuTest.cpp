@@ -307,6 +307,8 @@ TEST_F(EmulatedGpu, TwoGpusTrainAsTwoCpuRanks) {
                        "--checkpoint-dir", path("ck")});
   ASSERT_EQ(gpu.code, 0) << gpu.err;
   EXPECT_NE(gpu.err.find("ranks 2"), std::string::npos) << gpu.err;
+  EXPECT_NE(gpu.err.find("GPU ranks over NCCL 2."), std::string::npos)
+      << gpu.err;
   EXPECT_EQ(withoutThroughput(cpu.out), withoutThroughput(gpu.out));
   EXPECT_EQ(readFile(path("cpu.st")), readFile(path("gpu.st")));
   // GPUs named by number train the same.
