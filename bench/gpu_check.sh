@@ -53,10 +53,10 @@ check unit_on_gpu
 # Issue 15: the runtime's NCCL communicator on the machine's GPUs (a thread
 # per GPU, real libnccl.so.2). The device image may have no NCCL (it is too
 # large to carry): then the case skips, which is reported, not a failure.
-step "NCCL on the GPUs (DistNcclGpu.*)"
+step "NCCL on the GPUs (DistNcclGpu.*, DistGpuRankGpu.*: buckets in CUDA graphs)"
 nccl_on_gpu() {
   local log; log=$(timeout 120 env LD_LIBRARY_PATH=$G/unit/lib \
-    $G/unit/runtime-unittests --gtest_filter='DistNcclGpu.*' 2>&1)
+    $G/unit/runtime-unittests --gtest_filter='DistNcclGpu.*:DistGpuRankGpu.*' 2>&1)
   local rc=$?
   echo "$log" | grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|Failure|error|skip|NCCL' | head -20
   [ $rc -eq 0 ]

@@ -13,8 +13,10 @@
 
 #include "runtime/dist/GpuRank.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <string>
@@ -28,6 +30,94 @@ namespace fb = modelc::manifest;
 // The bucket: 8 f32 at offset 0 and 4 f64 at offset 64.
 constexpr uint64_t kF32Offset = 0, kF64Offset = 64;
 constexpr size_t kF32Count = 8, kF64Count = 4;
+
+/// Rank r's values for run `run`: distinct per rank, element and run.
+float f32Value(int rank, int run, size_t i) {
+  return float(rank + 1) * float(i + 1) + 10.0f * float(run);
+}
+double f64Value(int rank, int run, size_t i) {
+  return double(rank + 1) * 0.25 * double(i + 1) - double(run);
+}
+
+/// One rank's part: opens GPU `rank` (telling the fake libnccl, when
+/// `setDevice` is given), joins `size` ranks, and for each
+/// entry of `reducing` uploads fresh values, runs fwd_bwd and checks the
+/// bucket: the mean over the ranks times `size / divisor`, or the values
+/// as uploaded on a non-reducing run. Returns the failures' text.
+std::string runRank(const Manifest &m, const dist::NcclId &id, int rank,
+                    int size, double divisor, const std::vector<bool> &reducing,
+                    void (*setDevice)(int)) {
+  if (setDevice)
+    setDevice(rank);
+  Result<std::unique_ptr<cuda::Device>> device = cuda::Device::open(rank, m);
+  if (!device)
+    return device.status().message();
+  Result<dist::GpuRankComms> comms =
+      dist::connectGpuRank(id, rank, size, **device);
+  if (!comms)
+    return comms.status().message();
+  dist::RankContext context(comms->host.get());
+  context.setDivisor(divisor);
+  dist::NcclBucketReducer reducer(*comms->device, context);
+  std::string failures;
+  auto expect = [&](bool ok, const std::string &what) {
+    if (!ok)
+      failures += "rank " + std::to_string(rank) + ": " + what + "\n";
+  };
+  Status set = (*device)->setReducer(&reducer);
+  expect(set.ok(), set.message());
+  for (size_t run = 0; run < reducing.size() && failures.empty(); ++run) {
+    std::vector<float> f32(kF32Count);
+    std::vector<double> f64(kF64Count);
+    for (size_t i = 0; i < kF32Count; ++i)
+      f32[i] = f32Value(rank, int(run), i);
+    for (size_t i = 0; i < kF64Count; ++i)
+      f64[i] = f64Value(rank, int(run), i);
+    expect((*device)->upload(kF32Offset, f32.data(), kF32Count * 4).ok() &&
+               (*device)->upload(kF64Offset, f64.data(), kF64Count * 8).ok(),
+           "upload");
+    context.setReducing(reducing[run]);
+    Status ran = (*device)->run(0);
+    expect(ran.ok(), "run " + std::to_string(run) + ": " + ran.message());
+    expect((*device)->download(kF32Offset, f32.data(), kF32Count * 4).ok() &&
+               (*device)->download(kF64Offset, f64.data(), kF64Count * 8).ok(),
+           "download");
+    for (size_t i = 0; i < kF32Count; ++i) {
+      float want = f32Value(rank, int(run), i);
+      if (reducing[run]) {
+        // NCCL's PreMulSum: each rank's value times 1/divisor, summed.
+        float scale = float(1.0 / divisor), sum = 0;
+        for (int r = 0; r < size; ++r)
+          sum += scale * f32Value(r, int(run), i);
+        want = sum;
+      }
+      expect(f32[i] == want, "run " + std::to_string(run) + " f32[" +
+                                 std::to_string(i) +
+                                 "] = " + std::to_string(f32[i]) +
+                                 ", expected " + std::to_string(want));
+    }
+    for (size_t i = 0; i < kF64Count; ++i) {
+      double want = f64Value(rank, int(run), i);
+      if (reducing[run]) {
+        double sum = 0;
+        for (int r = 0; r < size; ++r)
+          sum += (1.0 / divisor) * f64Value(r, int(run), i);
+        want = sum;
+      }
+      expect(f64[i] == want, "run " + std::to_string(run) + " f64[" +
+                                 std::to_string(i) +
+                                 "] = " + std::to_string(f64[i]) +
+                                 ", expected " + std::to_string(want));
+    }
+  }
+  // The host communicator: the loop's losses and flags.
+  std::vector<double> host = {double(rank), 1.0};
+  Status reduced = comms->host->allReduceSum(host.data(), host.size());
+  expect(reduced.ok() && host[0] == size * (size - 1) / 2.0 && host[1] == size,
+         "host all-reduce: " + reduced.message());
+  device->reset();
+  return failures;
+}
 
 class DistGpuRank : public ::testing::Test {
 protected:
@@ -57,95 +147,6 @@ protected:
     EXPECT_EQ(cudaLive_(), cudaLiveBefore_) << "CUDA handles left alive";
     dlclose(nccl_);
     dlclose(cuda_);
-  }
-
-  /// Rank r's values for run `run`: distinct per rank, element and run.
-  static float f32Value(int rank, int run, size_t i) {
-    return float(rank + 1) * float(i + 1) + 10.0f * float(run);
-  }
-  static double f64Value(int rank, int run, size_t i) {
-    return double(rank + 1) * 0.25 * double(i + 1) - double(run);
-  }
-
-  /// One rank's part: opens GPU `rank`, joins `size` ranks, and for each
-  /// entry of `reducing` uploads fresh values, runs fwd_bwd and checks the
-  /// bucket: the mean over the ranks times `size / divisor`, or the values
-  /// as uploaded on a non-reducing run. Returns the failures' text.
-  static std::string runRank(const Manifest &m, const dist::NcclId &id,
-                             int rank, int size, double divisor,
-                             const std::vector<bool> &reducing,
-                             void (*setDevice)(int)) {
-    setDevice(rank);
-    Result<std::unique_ptr<cuda::Device>> device = cuda::Device::open(rank, m);
-    if (!device)
-      return device.status().message();
-    Result<dist::GpuRankComms> comms =
-        dist::connectGpuRank(id, rank, size, **device);
-    if (!comms)
-      return comms.status().message();
-    dist::RankContext context(comms->host.get());
-    context.setDivisor(divisor);
-    dist::NcclBucketReducer reducer(*comms->device, context);
-    std::string failures;
-    auto expect = [&](bool ok, const std::string &what) {
-      if (!ok)
-        failures += "rank " + std::to_string(rank) + ": " + what + "\n";
-    };
-    Status set = (*device)->setReducer(&reducer);
-    expect(set.ok(), set.message());
-    for (size_t run = 0; run < reducing.size() && failures.empty(); ++run) {
-      std::vector<float> f32(kF32Count);
-      std::vector<double> f64(kF64Count);
-      for (size_t i = 0; i < kF32Count; ++i)
-        f32[i] = f32Value(rank, int(run), i);
-      for (size_t i = 0; i < kF64Count; ++i)
-        f64[i] = f64Value(rank, int(run), i);
-      expect((*device)->upload(kF32Offset, f32.data(), kF32Count * 4).ok() &&
-                 (*device)->upload(kF64Offset, f64.data(), kF64Count * 8).ok(),
-             "upload");
-      context.setReducing(reducing[run]);
-      Status ran = (*device)->run(0);
-      expect(ran.ok(), "run " + std::to_string(run) + ": " + ran.message());
-      expect(
-          (*device)->download(kF32Offset, f32.data(), kF32Count * 4).ok() &&
-              (*device)->download(kF64Offset, f64.data(), kF64Count * 8).ok(),
-          "download");
-      for (size_t i = 0; i < kF32Count; ++i) {
-        float want = f32Value(rank, int(run), i);
-        if (reducing[run]) {
-          // NCCL's PreMulSum: each rank's value times 1/divisor, summed.
-          float scale = float(1.0 / divisor), sum = 0;
-          for (int r = 0; r < size; ++r)
-            sum += scale * f32Value(r, int(run), i);
-          want = sum;
-        }
-        expect(f32[i] == want, "run " + std::to_string(run) + " f32[" +
-                                   std::to_string(i) +
-                                   "] = " + std::to_string(f32[i]) +
-                                   ", expected " + std::to_string(want));
-      }
-      for (size_t i = 0; i < kF64Count; ++i) {
-        double want = f64Value(rank, int(run), i);
-        if (reducing[run]) {
-          double sum = 0;
-          for (int r = 0; r < size; ++r)
-            sum += (1.0 / divisor) * f64Value(r, int(run), i);
-          want = sum;
-        }
-        expect(f64[i] == want, "run " + std::to_string(run) + " f64[" +
-                                   std::to_string(i) +
-                                   "] = " + std::to_string(f64[i]) +
-                                   ", expected " + std::to_string(want));
-      }
-    }
-    // The host communicator: the loop's losses and flags.
-    std::vector<double> host = {double(rank), 1.0};
-    Status reduced = comms->host->allReduceSum(host.data(), host.size());
-    expect(reduced.ok() && host[0] == size * (size - 1) / 2.0 &&
-               host[1] == size,
-           "host all-reduce: " + reduced.message());
-    device->reset();
-    return failures;
   }
 
   /// Runs `size` ranks as threads; every rank's failures, joined.
@@ -272,6 +273,48 @@ TEST_F(DistGpuRank, GroupTellsTheOthersWhenAGpuDoesNotOpen) {
     t.join();
   EXPECT_EQ(opened[0], 1);
   EXPECT_EQ(opened[1], 1);
+}
+
+// The same on the machine's GPUs (up to 4) with real NCCL, where there are
+// both (skipped elsewhere, and where MODELC_LIBCUDA or MODELC_LIBNCCL is
+// set): a program without kernels whose fwd_bwd is the AllReduce step
+// alone, reducing eagerly, captured with NCCL inside the graph, and
+// replayed, then a non-reducing run, and a divisor of twice the ranks.
+TEST(DistGpuRankGpu, BucketsOnTheMachinesGpus) {
+  if (std::getenv("MODELC_LIBCUDA") || std::getenv("MODELC_LIBNCCL"))
+    GTEST_SKIP() << "MODELC_LIBCUDA or MODELC_LIBNCCL is set";
+  cuda::Probe probe = cuda::probe();
+  if (probe.devices == 0)
+    GTEST_SKIP() << "no GPU: " << probe.problem;
+  Result<const dist::NcclApi *> nccl = dist::loadNccl();
+  if (!nccl)
+    GTEST_SKIP() << nccl.status().message();
+  GpuProgramSpec spec;
+  spec.kernels.clear();
+  spec.functions = {
+      {"fwd_bwd",
+       {TestStep::allReduce(0, {{kF32Offset, kF32Count * 4, fb::DType::F32},
+                                {kF64Offset, kF64Count * 8, fb::DType::F64}})}},
+      {"update", {}}};
+  Manifest m = loadGpuManifest(spec);
+  for (int size = 1; size <= std::min(probe.devices, 4); size *= 2)
+    for (double divisor : {double(size), 2.0 * size}) {
+      SCOPED_TRACE(fmt::format("{} GPU(s), divisor {}", size, divisor));
+      Result<dist::NcclId> id = dist::createNcclId();
+      ASSERT_TRUE(id.ok()) << id.status().message();
+      std::vector<std::string> failures(static_cast<size_t>(size));
+      std::vector<std::thread> threads;
+      for (int r = 0; r < size; ++r)
+        threads.emplace_back([&, r] {
+          failures[size_t(r)] =
+              runRank(m, *id, r, size, divisor, {true, true, true, false, true},
+                      nullptr);
+        });
+      for (std::thread &t : threads)
+        t.join();
+      for (const std::string &f : failures)
+        EXPECT_EQ(f, "");
+    }
 }
 
 } // namespace
