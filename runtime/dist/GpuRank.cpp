@@ -22,7 +22,7 @@ Result<GpuRankComms> connectGpuRank(const NcclId &id, int rank, int size,
   if (!device)
     return device.status();
   GpuRankComms comms;
-  comms.device = device.take();
+  comms.device = std::shared_ptr<NcclCommunicator>(device.take());
   comms.host = std::make_unique<NcclHostCommunicator>(*comms.device);
   return comms;
 }
@@ -52,22 +52,32 @@ Status GpuRankGroup::error() {
   return error_;
 }
 
-void GpuRankGroup::add(NcclCommunicator *comm) {
-  std::lock_guard<std::mutex> lock(mutex_);
+void GpuRankGroup::add(std::shared_ptr<NcclCommunicator> comm) {
+  std::unique_lock<std::mutex> lock(mutex_);
   comms_.push_back(comm);
-  if (aborted_)
+  if (aborted_) {
+    lock.unlock();
     comm->abort();
+  }
 }
 
-void GpuRankGroup::remove(NcclCommunicator *comm) {
+void GpuRankGroup::remove(const NcclCommunicator *comm) {
   std::lock_guard<std::mutex> lock(mutex_);
-  comms_.erase(std::remove(comms_.begin(), comms_.end(), comm), comms_.end());
+  comms_.erase(std::remove_if(comms_.begin(), comms_.end(),
+                              [&](const std::shared_ptr<NcclCommunicator> &c) {
+                                return c.get() == comm;
+                              }),
+               comms_.end());
 }
 
 void GpuRankGroup::abortAll() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  aborted_ = true;
-  for (NcclCommunicator *comm : comms_)
+  std::vector<std::shared_ptr<NcclCommunicator>> comms;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    aborted_ = true;
+    comms = comms_;
+  }
+  for (const std::shared_ptr<NcclCommunicator> &comm : comms)
     comm->abort();
 }
 

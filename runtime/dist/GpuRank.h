@@ -39,7 +39,9 @@ private:
 /// buckets, module buffers in the arena) and `host` for the loop's host
 /// values, both on the device's stream.
 struct GpuRankComms {
-  std::unique_ptr<NcclCommunicator> device;
+  /// Shared with the rank's GpuRankGroup, which may abort it from another
+  /// thread while the rank lets it go.
+  std::shared_ptr<NcclCommunicator> device;
   std::unique_ptr<NcclHostCommunicator> host;
 };
 
@@ -64,12 +66,14 @@ public:
   bool opened(bool ok);
   /// allOpened's error, once opened() has returned.
   Status error();
-  /// A rank's communicator, aborted by abortAll() until it is removed
-  /// (before it is destroyed). Added after abortAll(), it is aborted now.
-  void add(NcclCommunicator *comm);
-  void remove(NcclCommunicator *comm);
+  /// A rank's communicator, aborted by abortAll() until it is removed.
+  /// Added after abortAll(), it is aborted now.
+  void add(std::shared_ptr<NcclCommunicator> comm);
+  void remove(const NcclCommunicator *comm);
   /// A rank failed: every communicator of the group is aborted, so that
-  /// the other ranks' collectives fail instead of waiting for it.
+  /// the other ranks' collectives fail instead of waiting for it. The
+  /// aborts run outside the group's lock (NCCL's may wait for the other
+  /// ranks' graphs to go), on references of the group's own.
   void abortAll();
 
 private:
@@ -79,7 +83,7 @@ private:
   std::function<Status()> allOpened_;
   Status error_;
   bool released_ = false, failedToOpen_ = false, aborted_ = false;
-  std::vector<NcclCommunicator *> comms_;
+  std::vector<std::shared_ptr<NcclCommunicator>> comms_;
 };
 
 } // namespace modelc::rt::dist

@@ -259,6 +259,11 @@ Status NcclCommunicator::ready(std::string_view call) {
 }
 
 Status NcclCommunicator::asyncError(std::string_view when) {
+  // An aborted communicator may be freed: ask it nothing. Its kernels end
+  // without a CUDA error, so a wait that returns says nothing either.
+  if (aborted_)
+    return fail(
+        fmt::format("NCCL error {}: the communicator was aborted", when));
   ncclResult_t async = ncclSuccess;
   if (ncclResult_t r = api_->commGetAsyncError(comm_, &async); r != ncclSuccess)
     return fail(fmt::format("NCCL error: ncclCommGetAsyncError failed with {}",
@@ -429,7 +434,11 @@ Status NcclHostCommunicator::throughScratch(void *data, size_t bytes,
   MODELC_RETURN_IF_ERROR(collective(scratch_));
   MODELC_RETURN_IF_ERROR(checked(
       d.memcpyDtoHAsync(data, scratch, bytes, stream), "cuMemcpyDtoHAsync"));
-  return checked(d.streamSynchronize(stream), "cuStreamSynchronize");
+  MODELC_RETURN_IF_ERROR(
+      checked(d.streamSynchronize(stream), "cuStreamSynchronize"));
+  // An abort ends the collective's kernels early and without an error: the
+  // data is then not the reduction.
+  return device_.healthy(fmt::format("during the host {}", what));
 }
 
 Status NcclHostCommunicator::allReduceSum(float *data, size_t count) {

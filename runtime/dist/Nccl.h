@@ -143,6 +143,11 @@ public:
   /// stops waiting for it: a lost rank must never hang the others.
   void abort();
 
+  /// The sticky error, an abort, or an asynchronous error NCCL saw: after
+  /// a wait for work queued on this communicator, whether that work really
+  /// ran (an abort ends NCCL's kernels without a CUDA error).
+  Status healthy(std::string_view when) { return asyncError(when); }
+
 private:
   NcclCommunicator(const NcclApi *api, ncclComm_t comm, int rank, int size,
                    int device, CUstream stream)

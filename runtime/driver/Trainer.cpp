@@ -734,6 +734,12 @@ struct GpuRank {
   Status join(const Manifest &m, GpuJoin &j, RankPlace &place, ProgramIO &io) {
     Result<std::unique_ptr<cuda::Device>> opened =
         gpuBackend().open(j.ordinal, m);
+    // Whatever can fail before NCCL's join fails before this barrier.
+    if (opened) {
+      Status current = (*opened)->makeCurrent();
+      if (!current.ok())
+        opened = current;
+    }
     if (!j.group.opened(opened.ok())) {
       j.secondary = opened.ok();
       return opened.ok()
@@ -752,7 +758,7 @@ struct GpuRank {
       return joined.status();
     comms = joined.take();
     group = &j.group;
-    group->add(comms.device.get());
+    group->add(comms.device);
     place.comm = comms.host.get();
     place.nccl = comms.device.get();
     return Status();
@@ -774,6 +780,21 @@ Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io,
   Result<Arena> arena = Arena::allocate(m.arenaBytes);
   if (!arena)
     return arena.status();
+  // A GPU rank that fails aborts its group before its device (in the
+  // arena) goes: the device waits for its streams, where NCCL's kernels
+  // may wait for this rank's peers.
+  struct AbortOnError {
+    dist::GpuRankGroup *group;
+    bool ok = false;
+    ~AbortOnError() {
+      if (group && !ok)
+        group->abortAll();
+    }
+  } guard{gpuJoin ? &gpuJoin->group : nullptr};
+  auto done = [&](Status s) {
+    guard.ok = s.ok();
+    return s;
+  };
   MODELC_RETURN_IF_ERROR(initializeParameters(m, plan.settings.seed, *arena));
   if (!cl.init.empty())
     MODELC_RETURN_IF_ERROR(
@@ -827,18 +848,18 @@ Status trainRank(const RunShared &run, RankPlace place, ProgramIO &io,
     return end.status();
   // Under ZeRO-1 the final checkpoint gathers the state from every rank.
   if (!place.leader())
-    return zero && end->finished ? loop.finalCheckpoint() : Status();
+    return done(zero && end->finished ? loop.finalCheckpoint() : Status());
   if (!end->finished) {
     io.err << end->note
            << (cl.save.empty() ? "" : "; --save is written when the run ends")
            << "\n";
-    return log->close();
+    return done(log->close());
   }
   MODELC_RETURN_IF_ERROR(keepResults(loop, plan, cl, *arena, io));
   Status logClosed = log->close();
   if (!logClosed.ok() && !cl.logErrorsWarn)
     return logClosed;
-  return Status();
+  return done(Status());
 }
 
 /// The error of ranks [first, first + results.size()) of `world` that
@@ -987,8 +1008,11 @@ Status trainGpuProcess(const RunShared &run, ProgramIO &io,
                        std::chrono::milliseconds timeout) {
   const dist::LaunchPlan &lp = run.plan.launch;
   std::vector<int> gpus = run.device.ordinals;
+  // A launcher's process per GPU takes its local rank's, unless it sees a
+  // single GPU (CUDA_VISIBLE_DEVICES set per task, as Slurm's
+  // --gpus-per-task does).
   if (gpus.empty())
-    gpus.push_back(lp.localIndex); // a launcher's process per GPU
+    gpus.push_back(gpuBackend().probe().devices == 1 ? 0 : lp.localIndex);
   if (int(gpus.size()) != lp.ranksPerProcess)
     return Status::error(fmt::format(
         "{} ranks per node ({}) but {} GPU(s) named by --gpus: each rank of "
@@ -1050,7 +1074,10 @@ Status trainGpuProcess(const RunShared &run, ProgramIO &io,
   }
   stop.notify_all();
   watchdog.join();
-  if (!status.ok() && status.exitCode() != kExitLostRank &&
+  // An NCCL call that failed (an internal error) while another process is
+  // gone failed for that: the caller names it. Errors of other kinds (a
+  // divergence, a signal: every process stops alike) are this process's.
+  if (!status.ok() && status.exitCode() == kExitInternal &&
       (lost || !liveness.lost().empty()))
     return Status::error(status.message(), kExitLostRank);
   return status;

@@ -234,7 +234,7 @@ TEST_F(DistGpuRank, GroupAbortFreesARankWaitingForAFailedOne) {
         results[size_t(r)] = comms.status();
         return;
       }
-      group.add(comms->device.get());
+      group.add(comms->device);
       if (r == 1) {
         // Rank 1 "fails" before its collective.
         group.abortAll();
