@@ -326,6 +326,7 @@ TEST_F(EmulatedGpu, TwoNodesOfOneGpuTrainAsTwoCpuRanks) {
   RunResult cpu = run({"--cpu", "--ranks", "2", "--save", path("cpu.st")});
   ASSERT_EQ(cpu.code, 0) << cpu.err;
   std::string master = "127.0.0.1:" + std::to_string(freePort());
+  std::vector<uint8_t> manifest = buildManifest(options);
   RunResult nodes[2];
   std::vector<std::thread> threads;
   for (int i = 0; i < 2; ++i)
@@ -335,7 +336,7 @@ TEST_F(EmulatedGpu, TwoNodesOfOneGpuTrainAsTwoCpuRanks) {
           "--node-rank", std::to_string(i),    "--master", master};
       if (i == 0)
         args.insert(args.end(), {"--save", path("nodes.st")});
-      nodes[i] = run(args);
+      nodes[i] = runBuilt(manifest, args);
     });
   for (std::thread &t : threads)
     t.join();

@@ -372,7 +372,11 @@ RunResult DriverTest::run(const std::vector<std::string> &args) {
 
 RunResult DriverTest::run(const ProgramOptions &opts,
                           const std::vector<std::string> &args) {
-  std::vector<uint8_t> manifest = buildManifest(opts);
+  return runBuilt(buildManifest(opts), args);
+}
+
+RunResult DriverTest::runBuilt(const std::vector<uint8_t> &manifest,
+                               const std::vector<std::string> &args) {
   std::vector<const char *> argv{"linear"};
   for (const std::string &a : args)
     argv.push_back(a.c_str());

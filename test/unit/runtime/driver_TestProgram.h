@@ -73,6 +73,11 @@ protected:
   RunResult run(const std::vector<std::string> &args);
   RunResult run(const ProgramOptions &opts,
                 const std::vector<std::string> &args);
+  /// Runs an already built manifest. buildManifest sets the test
+  /// program's layout, which its functions read: runs at once in threads
+  /// share one manifest built before them.
+  RunResult runBuilt(const std::vector<uint8_t> &manifest,
+                     const std::vector<std::string> &args);
   std::string path(const std::string &name) const { return dir_ + "/" + name; }
   /// Writes a safetensors file of the two parameters.
   void writeWeights(const std::string &file, float w0, float w1, float b);
