@@ -9,6 +9,8 @@
 #include "runtime/dist/Gloo.h"
 #include "runtime/dist/Rendezvous.h"
 
+#include "TestPorts.h"
+
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>
@@ -20,20 +22,7 @@ namespace modelc::rt::dist {
 namespace {
 
 using std::chrono::milliseconds;
-
-/// A TCP port nobody listens on (just now).
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr *>(&address), length), 0);
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length),
-            0);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+using test::freePort;
 
 std::unique_ptr<StoreServer> serve(int port, int clients = 16) {
   Result<std::unique_ptr<StoreServer>> s =

@@ -9,6 +9,7 @@
 // `--gpus N` joins its ranks over the fake libnccl (fake/FakeNccl.cpp),
 // which reduces host memory as the emulated devices' memory is.
 #include "cuda_TestProgram.h"
+#include "TestPorts.h"
 #include "driver_TestProgram.h"
 
 #include "runtime/cuda/Device.h"
@@ -18,17 +19,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <arpa/inet.h>
 #include <csignal>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
-#include <netinet/in.h>
 #include <regex>
 #include <sstream>
-#include <sys/socket.h>
 #include <thread>
-#include <unistd.h>
 
 namespace modelc::rt::test {
 namespace {
@@ -118,20 +115,6 @@ const GpuBackend emulated{[] {
                             return std::unique_ptr<cuda::Device>(
                                 std::make_unique<EmulatedDevice>(m, ordinal));
                           }};
-
-/// A TCP port nobody listens on (just now).
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr *>(&address), length), 0);
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length),
-            0);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 /// Step and eval lines without their throughput, which differs run to run.
 std::string withoutThroughput(const std::string &out) {
