@@ -329,16 +329,10 @@ void UpdateBuilder::unscale(SmallVector<ParamGrad> &grads) {
       std::iota(axes.begin(), axes.end(), 0);
       zeros = builder.create<mdl::SumOp>(loc, zeros, axes);
     }
-    probes.push_back(builder.create<mdl::ReshapeOp>(
-        loc, math.cast(zeros, f32), ArrayRef<int64_t>{1}));
+    probes.push_back(math.cast(zeros, f32));
   }
-  Value probe;
-  if (probes.empty()) {
-    probe = math.constant(0.0, f32);
-  } else {
-    Value stacked = builder.create<mdl::ConcatOp>(loc, probes, 0);
-    probe = builder.create<mdl::SumOp>(loc, stacked, ArrayRef<int64_t>{0});
-  }
+  Value probe =
+      probes.empty() ? math.constant(0.0, f32) : math.stackedSum(probes);
   skip = math.compare(mdl::CmpPredicate::ne, probe, probe);
   store(math.select(skip, math.constant(1.0, f32), math.constant(0.0, f32)),
         getBufferSymbol(entry, "out", "found_inf"));
@@ -376,18 +370,12 @@ UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
       squares = builder.create<mdl::SumOp>(loc, squares, axes);
     }
     Value norm = math.cast(math.sqrt(squares), normType);
-    Value squaredNorm = math.mul(norm, norm);
-    squaredNorms.push_back(
-        builder.create<mdl::ReshapeOp>(loc, squaredNorm, ArrayRef<int64_t>{1}));
+    squaredNorms.push_back(math.mul(norm, norm));
   }
-  Value totalNorm;
-  if (squaredNorms.empty()) {
-    totalNorm = math.constant(0.0, normType);
-  } else {
-    Value stacked = builder.create<mdl::ConcatOp>(loc, squaredNorms, 0);
-    Value sum = builder.create<mdl::SumOp>(loc, stacked, ArrayRef<int64_t>{0});
-    totalNorm = math.sqrt(sum);
-  }
+  // The norm of the stacked norms.
+  Value totalNorm = squaredNorms.empty()
+                        ? math.constant(0.0, normType)
+                        : math.sqrt(math.stackedSum(squaredNorms));
   store(math.cast(totalNorm, builder.getF32Type()),
         getBufferSymbol(entry, "out", "grad_norm"));
 

@@ -2,6 +2,8 @@
 // (docs/passes/expand-optimizer.md gives the formulas and their guards).
 #include "passes/OptimizerUtils.h"
 
+#include "dialects/mdl/SumOrder.h"
+
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -44,6 +46,37 @@ Value UpdateMath::min(Value lhs, Value rhs) {
 
 Value UpdateMath::max(Value lhs, Value rhs) {
   return builder.create<mdl::MaximumOp>(loc, lhs, rhs);
+}
+
+Value UpdateMath::stackedSum(ArrayRef<Value> terms) {
+  Type element =
+      llvm::cast<RankedTensorType>(terms.front().getType()).getElementType();
+  // In order from 0, each term added to the sum so far, as the lowering's
+  // reduction combines `element + accumulator`.
+  auto inOrder = [&](ArrayRef<Value> run) {
+    Value sum = constant(0.0, element);
+    for (Value term : run)
+      sum = add(term, sum);
+    return sum;
+  };
+  size_t block = size_t(mdl::kSumBlock);
+  if (!element.isF32() || terms.size() <= block)
+    return inOrder(terms);
+  SmallVector<Value> level(terms.begin(), terms.end()), tails;
+  while (level.size() > block) {
+    size_t blocks = level.size() / block;
+    ArrayRef<Value> all(level);
+    if (blocks * block != level.size())
+      tails.push_back(inOrder(all.drop_front(blocks * block)));
+    SmallVector<Value> sums;
+    for (size_t b = 0; b < blocks; ++b)
+      sums.push_back(inOrder(all.slice(b * block, block)));
+    level = std::move(sums);
+  }
+  Value sum = inOrder(level);
+  for (Value tail : tails)
+    sum = add(sum, tail);
+  return sum;
 }
 
 Value UpdateMath::sqrt(Value value) {

@@ -36,6 +36,13 @@ public:
                      mlir::Value onFalse);
   /// `value` converted to `elementType`; `value` itself when it has it.
   mlir::Value cast(mlir::Value value, mlir::Type elementType);
+  /// The sum of the 0-d `terms` (f32 or f64, all alike) as `mdl.sum` of
+  /// their stack adds them (dialects/mdl/SumOrder.h), built as 0-d adds:
+  /// --mdl-fuse-elementwise makes those one kernel whatever the number of
+  /// terms, where a stack would be a copy per term and a sum of a shape
+  /// that grows with the count (and one-shot bufferization of a stack's
+  /// chain of inserts costs more than the cube of its length).
+  mlir::Value stackedSum(llvm::ArrayRef<mlir::Value> terms);
   /// floor(value) of a non-negative f64 scalar.
   mlir::Value floorNonNegative(mlir::Value value);
   /// cos(value) of an f64 scalar in [0, pi], to f64 precision.

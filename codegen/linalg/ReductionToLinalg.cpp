@@ -5,6 +5,7 @@
 #include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
+#include "dialects/mdl/SumOrder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -49,12 +50,11 @@ Value buildExtremum(OpBuilder &b, Location loc, Value lhs, Value rhs, Type type,
              : b.create<arith::MinSIOp>(loc, lhs, rhs);
 }
 
-/// Sums of more than this many f32 terms go in blocks of it
-/// (createBlockedSum).
-constexpr int64_t kSumBlock = 128;
+using mlir::mdl::kSumBlock;
 
 /// The sum over `axes` of `input` (shape `shape`) into an f32
-/// accumulator, in a cascade as PyTorch's CPU sum makes one: with K terms
+/// accumulator, in a cascade as PyTorch's CPU sum makes one
+/// (dialects/mdl/SumOrder.h): with K terms
 /// per result, K > kSumBlock and the reduced axes adjacent, the axes are
 /// taken as one of K elements, whose first floor(K / kSumBlock) blocks of
 /// kSumBlock are each summed in order, then those partial sums the same

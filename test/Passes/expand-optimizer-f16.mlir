@@ -27,11 +27,10 @@
 // CHECK-NEXT: %[[Z:.*]] = mdl.cast %[[Z64]] : tensor<f64> -> tensor<f32>
 // CHECK-NEXT: %[[PW:.*]] = mdl.mul %[[GW]], %[[Z]]
 // CHECK-NEXT: %[[SW:.*]] = mdl.sum %[[PW]] axes = [0, 1]
-// CHECK-NEXT: %[[RW:.*]] = mdl.reshape %[[SW]] : tensor<f32> -> tensor<1xf32>
 // CHECK: %[[PS:.*]] = mdl.mul %[[GS]], %{{.*}} : tensor<f32>, tensor<f32> -> tensor<f32>
-// CHECK-NEXT: %[[RS:.*]] = mdl.reshape %[[PS]] : tensor<f32> -> tensor<1xf32>
-// CHECK-NEXT: %[[ALL:.*]] = mdl.concat %[[RW]], %[[RS]] axis = 0
-// CHECK-NEXT: %[[PROBE:.*]] = mdl.sum %[[ALL]] axes = [0]
+// CHECK-NEXT: %[[Z0:.*]] = mdl.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[P1:.*]] = mdl.add %[[SW]], %[[Z0]]
+// CHECK-NEXT: %[[PROBE:.*]] = mdl.add %[[PS]], %[[P1]]
 // CHECK-NEXT: %[[INF:.*]] = mdl.compare ne, %[[PROBE]], %[[PROBE]] : tensor<f32>, tensor<f32> -> tensor<i1>
 // CHECK-NEXT: %[[ZERO:.*]] = mdl.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-NEXT: %[[ONE:.*]] = mdl.constant dense<1.000000e+00> : tensor<f32>

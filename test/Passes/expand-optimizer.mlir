@@ -27,13 +27,14 @@
 // CHECK-NEXT: %[[SUMW:.*]] = mdl.sum %[[SQW]] axes = [0, 1] : tensor<4x3xf32> -> tensor<f32>
 // CHECK-NEXT: %[[NW:.*]] = mdl.sqrt %[[SUMW]] : tensor<f32>
 // CHECK-NEXT: %[[NW2:.*]] = mdl.mul %[[NW]], %[[NW]]
-// CHECK-NEXT: %[[RW:.*]] = mdl.reshape %[[NW2]] : tensor<f32> -> tensor<1xf32>
 // CHECK-NEXT: %[[SQS:.*]] = mdl.mul %[[GS]], %[[GS]]
 // CHECK-NEXT: %[[NS:.*]] = mdl.sqrt %[[SQS]] : tensor<f32>
 // CHECK-NEXT: %[[NS2:.*]] = mdl.mul %[[NS]], %[[NS]]
-// CHECK-NEXT: %[[RS:.*]] = mdl.reshape %[[NS2]] : tensor<f32> -> tensor<1xf32>
-// CHECK-NEXT: %[[ALL:.*]] = mdl.concat %[[RW]], %[[RS]] axis = 0 : tensor<1xf32>, tensor<1xf32> -> tensor<2xf32>
-// CHECK-NEXT: %[[SUM:.*]] = mdl.sum %[[ALL]] axes = [0]
+// The sum of the stacked squares, in mdl.sum's order: from 0, each norm
+// added to the sum so far, as 0-d adds.
+// CHECK-NEXT: %[[Z:.*]] = mdl.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[S1:.*]] = mdl.add %[[NW2]], %[[Z]]
+// CHECK-NEXT: %[[SUM:.*]] = mdl.add %[[NS2]], %[[S1]]
 // CHECK-NEXT: %[[NORM:.*]] = mdl.sqrt %[[SUM]] : tensor<f32>
 // CHECK-NEXT: mdl.store %[[NORM]], @"t:out:grad_norm" : tensor<f32>
 
