@@ -85,33 +85,56 @@ def MdlOutlineKernels : Pass<"mdl-outline-kernels", "mlir::ModuleOp"> {
   let description = [{
     Each top-level piece of work of a program function (an op with regions
     and no results, `memref.copy`, a scalar `memref.store`) moves into a
-    kernel: a private function that takes only the arena, numbered across
-    the module in function-table order (`mdl.kernel = index`). A kernel
-    clones the views, constants and scalar computations it uses, scalar
-    loads from the arena included, which is valid only when no work or GEMM
-    between the load and the kernel may write the loaded bytes (else an
-    error). The function keeps its `mdlrt.gemm`s and calls the kernels in
-    place of their work (docs/codegen/kernels.md).
+    kernel: a private function numbered across the module in function-table
+    order (`mdl.kernel = index`) that takes the buffers it touches as
+    arguments. A buffer is a `memref.view` of the arena at a constant byte
+    shift, or, for a contiguous operand that only the work uses, a view of
+    its own bytes; an `mdlrt.launch_constant` is an (i64) argument too. A kernel clones the other views, constants and scalar
+    computations it uses, scalar loads included, which is valid only when
+    no work or GEMM between the load and the kernel may write the loaded
+    bytes (else an error). The function keeps its `mdlrt.gemm`s and calls
+    the kernels in place of their work (docs/codegen/kernels.md).
 
     ```mlir
     func.func @"T.update"(%arena: memref<512xi8>) attributes {mdl.function = "update", ...} {
+      %hyper = memref.view %arena[%c192][] : memref<512xi8> to memref<f64>
       %lr = memref.load %hyper[] : memref<f64>
       linalg.generic ... ins(%g : memref<8xf32>) outs(%w : memref<8xf32>) { ... %lr ... }
     // becomes
-    func.func private @"T.update_k0"(%arena: memref<512xi8>) attributes {mdl.kernel = 0 : i64} {
-      %hyper = memref.view %arena[%c192][] : memref<512xi8> to memref<f64>
+    func.func private @"T.update_k0"(%hyper: memref<f64>, %g: memref<8xf32>, %w: memref<8xf32>)
+        attributes {mdl.kernel = 0 : i64} {
       %lr = memref.load %hyper[] : memref<f64>
       ...
       linalg.generic ... ins(%g : memref<8xf32>) outs(%w : memref<8xf32>) { ... %lr ... }
       return
     }
     func.func @"T.update"(%arena: memref<512xi8>) attributes {mdl.function = "update", ...} {
-      call @"T.update_k0"(%arena) : (memref<512xi8>) -> ()
+      %hyper = memref.view %arena[%c192][] : memref<512xi8> to memref<f64>
+      ...
+      call @"T.update_k0"(%hyper, %g, %w) : (memref<f64>, memref<8xf32>, memref<8xf32>) -> ()
       return
     }
     ```
   }];
-  let dependentDialects = ["mlir::func::FuncDialect"];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::arith::ArithDialect"];
+}
+
+def MdlDedupeKernels : Pass<"mdl-dedupe-kernels", "mlir::ModuleOp"> {
+  let summary = "Make structurally equal kernels one kernel";
+  let description = [{
+    After --mdl-outline-kernels: kernels with the same signature and bodies
+    equal op for op (names, attributes, types, operands by position;
+    locations ignored) become the first of them; every call of the others
+    calls it. The kernels left are numbered 0..n-1 in their old order, and
+    a name ending in `_k<index>` follows the new index
+    (docs/codegen/kernels.md).
+
+    ```mlir
+    func.func private @"T.fwd_bwd_k0"(%x: memref<8xf32>, %y: memref<8xf32>) attributes {mdl.kernel = 0 : i64} {...}
+    func.func private @"T.fwd_bwd_k1"(%x: memref<8xf32>, %y: memref<8xf32>) attributes {mdl.kernel = 1 : i64} {...}
+    // the same body: k1 goes, its calls call k0
+    ```
+  }];
 }
 
 def MdlLowerToCpu : Pass<"mdl-lower-to-cpu", "mlir::ModuleOp"> {

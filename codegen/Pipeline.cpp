@@ -147,6 +147,8 @@ void buildLinalgToKernelsPipeline(OpPassManager &pm,
   pm.addPass(createMdlPlanMemory());
   pm.addPass(createCSEPass());
   pm.addPass(createMdlOutlineKernels());
+  // Layers, entries and parameters of one shape share their kernels.
+  pm.addPass(createMdlDedupeKernels());
 }
 
 void buildKernelsToGpuProgramPipeline(OpPassManager &pm,
@@ -237,9 +239,10 @@ LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
   if (to != PipelineEnd::Linalg) {
     // On a planned module that is already partitioned, the partition
     // leaves what it finds.
-    if (from == InputStage::Planned)
+    if (from == InputStage::Planned) {
       pm.addPass(createMdlOutlineKernels());
-    else
+      pm.addPass(createMdlDedupeKernels());
+    } else
       buildLinalgToKernelsPipeline(pm, options);
   }
   if (failed(pm.run(module)))

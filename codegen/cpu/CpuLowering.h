@@ -36,6 +36,26 @@ mlir::FailureOr<llvm::SmallVector<mlir::func::FuncOp>>
 collectKernels(mlir::ModuleOp module,
                llvm::ArrayRef<ProgramFunction> functions);
 
+/// What every call of each kernel guarantees about its buffer arguments,
+/// as LLVM argument attributes: `llvm.align`, the largest power of two up
+/// to the arena's 64 that divides every offset passed for it, and
+/// `llvm.noalias` when at every call its bytes overlap no other buffer
+/// argument's. Call sites are the program functions' calls with constant
+/// arena offsets (KernelArguments.h); a kernel without them gets nothing.
+void addKernelArgumentPromises(mlir::ModuleOp module,
+                               llvm::ArrayRef<ProgramFunction> functions,
+                               llvm::ArrayRef<mlir::func::FuncOp> kernels);
+
+/// The kernel table's entries: for each kernel, `<name>_entry`, a function
+/// `void (uint8_t *arena, const uint64_t *args)` that passes the kernel
+/// `arena + args[i]` for a buffer and `args[i]` for an i64 (the arguments a
+/// GPU launch step records), so that a test runs kernel i on the CPU with
+/// a step's arguments. Returns their names in index order.
+llvm::SmallVector<std::string>
+addKernelEntries(mlir::ModuleOp module,
+                 llvm::ArrayRef<mlir::func::FuncOp> kernels,
+                 mlir::MemRefType arenaType);
+
 /// After the lowering to LLVM: gives the kernels internal linkage and
 /// `noinline`, so that LLVM keeps them apart.
 void markKernelsInternal(mlir::ModuleOp module,
@@ -51,9 +71,9 @@ void buildLoopsToLLVMPipeline(mlir::OpPassManager &pm);
 
 /// Adds the ABI's globals to a module in the LLVM dialect: the function
 /// table `modelc_functions` (`functions` in order), `modelc_num_functions`,
-/// the kernel table `modelc_cpu_kernels` (`kernels`, the names in index
-/// order), `modelc_num_cpu_kernels`, `modelc_manifest` (the bytes of
-/// `manifest`) and `modelc_manifest_size`.
+/// the kernel table `modelc_cpu_kernels` (`kernels`, the names of their
+/// entries in index order), `modelc_num_cpu_kernels`, `modelc_manifest` (the
+/// bytes of `manifest`) and `modelc_manifest_size`.
 void addProgramGlobals(mlir::ModuleOp module,
                        llvm::ArrayRef<ProgramFunction> functions,
                        llvm::ArrayRef<std::string> kernels,

@@ -1,10 +1,15 @@
 // The kernels of --mdl-outline-kernels on the CPU: found by their index,
-// named after the program function that calls them, and kept apart from
-// it in LLVM (internal, never inlined).
+// named after the program function that first calls them, told what their
+// calls guarantee about their buffers, reachable from the kernel table
+// through an entry of one signature, and kept apart from their callers in
+// LLVM (internal, never inlined).
 #include "codegen/cpu/CpuLowering.h"
+#include "codegen/memory/KernelArguments.h"
 #include "codegen/memory/KernelForm.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -43,6 +48,95 @@ collectKernels(ModuleOp module, ArrayRef<ProgramFunction> functions) {
       call.setCallee(kernel.getSymName());
     }
   return kernels;
+}
+
+namespace {
+
+/// The CPU arena's alignment (ProgramABI.h), the most an offset in it can
+/// promise.
+constexpr int64_t kArenaAlignment = 64;
+
+int64_t getOffsetAlignment(int64_t offset) {
+  return offset == 0 ? kArenaAlignment
+                     : std::min(kArenaAlignment, offset & -offset);
+}
+
+} // namespace
+
+void addKernelArgumentPromises(ModuleOp module,
+                               ArrayRef<ProgramFunction> functions,
+                               ArrayRef<func::FuncOp> kernels) {
+  llvm::StringMap<SmallVector<SmallVector<LaunchArgument>>> calls;
+  for (const ProgramFunction &fn : functions) {
+    func::FuncOp function = fn.op;
+    Value arena = function.getArgument(0);
+    for (auto call : function.getBody().getOps<func::CallOp>())
+      if (std::optional<SmallVector<LaunchArgument>> arguments =
+              getLaunchArguments(call, arena))
+        calls[call.getCallee()].push_back(std::move(*arguments));
+  }
+  Builder builder(module.getContext());
+  for (func::FuncOp kernel : kernels) {
+    auto found = calls.find(kernel.getSymName());
+    if (found == calls.end())
+      continue;
+    for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+      if (!isa<MemRefType>(kernel.getArgument(i).getType()))
+        continue;
+      int64_t alignment = kArenaAlignment;
+      bool alone = true;
+      for (const SmallVector<LaunchArgument> &arguments : found->second) {
+        const LaunchArgument &mine = arguments[i];
+        alignment = std::min(alignment, getOffsetAlignment(mine.value));
+        for (auto [j, other] : llvm::enumerate(arguments))
+          if (j != i && other.kind == LaunchArgument::Kind::Buffer &&
+              mine.bytes > 0 && other.bytes > 0 &&
+              mine.value < other.value + other.bytes &&
+              other.value < mine.value + mine.bytes)
+            alone = false;
+      }
+      kernel.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                        builder.getI64IntegerAttr(alignment));
+      if (alone)
+        kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                          builder.getUnitAttr());
+    }
+  }
+}
+
+SmallVector<std::string> addKernelEntries(ModuleOp module,
+                                          ArrayRef<func::FuncOp> kernels,
+                                          MemRefType arenaType) {
+  SmallVector<std::string> names;
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  Type i64 = builder.getI64Type();
+  for (func::FuncOp kernel : kernels) {
+    Location loc = kernel.getLoc();
+    auto argsType = MemRefType::get({int64_t(kernel.getNumArguments())}, i64);
+    auto entry = builder.create<func::FuncOp>(
+        loc, (kernel.getSymName() + "_entry").str(),
+        builder.getFunctionType({arenaType, argsType}, {}));
+    entry.setArgAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                     builder.getI64IntegerAttr(kArenaAlignment));
+    Block *body = entry.addEntryBlock();
+    OpBuilder b = OpBuilder::atBlockEnd(body);
+    SmallVector<Value> operands;
+    for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
+      Value position = b.create<arith::ConstantIndexOp>(loc, i);
+      Value arg = b.create<memref::LoadOp>(loc, body->getArgument(1), position);
+      if (!isa<MemRefType>(type)) {
+        operands.push_back(arg);
+        continue;
+      }
+      Value offset = b.create<arith::IndexCastOp>(loc, b.getIndexType(), arg);
+      operands.push_back(b.create<memref::ViewOp>(
+          loc, type, body->getArgument(0), offset, ValueRange()));
+    }
+    b.create<func::CallOp>(loc, kernel, operands);
+    b.create<func::ReturnOp>(loc);
+    names.push_back(entry.getSymName().str());
+  }
+  return names;
 }
 
 void markKernelsInternal(ModuleOp module, ArrayRef<std::string> names) {

@@ -9,6 +9,7 @@
 
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdl/MdlOps.h"
+#include "dialects/mdlrt/MdlrtOps.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -20,12 +21,13 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
@@ -147,14 +149,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
         op.erase();
     Builder builder(&getContext());
     // What the ABI promises about the arena, for LLVM's optimiser: 64-byte
-    // aligned, and reached through no other pointer. A kernel's arena is
-    // the same pointer.
-    auto addArenaPromises = [&](func::FuncOp function) {
-      function.setArgAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
-                          builder.getI64IntegerAttr(64));
-      function.setArgAttr(0, LLVM::LLVMDialect::getNoAliasAttrName(),
-                          builder.getUnitAttr());
-    };
+    // aligned, and reached through no other pointer.
     for (modelc::ProgramFunction &fn : *functions) {
       if (!modelc::isArenaSignature(fn.op.getFunctionType())) {
         fn.op.emitError("a program function takes only the arena "
@@ -163,7 +158,10 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
       }
       fn.op.setSymName(fn.symbol);
       dropMdlAttributes(fn.op);
-      addArenaPromises(fn.op);
+      fn.op.setArgAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                       builder.getI64IntegerAttr(64));
+      fn.op.setArgAttr(0, LLVM::LLVMDialect::getNoAliasAttrName(),
+                       builder.getUnitAttr());
     }
     FailureOr<SmallVector<func::FuncOp>> kernels =
         modelc::collectKernels(module, *functions);
@@ -171,13 +169,24 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
       return signalPassFailure();
     SmallVector<std::string> kernelNames;
     for (func::FuncOp kernel : *kernels) {
-      if (!modelc::isArenaSignature(kernel.getFunctionType())) {
-        kernel.emitError("a kernel takes only the arena (memref<Nxi8>)");
+      if (!modelc::isKernelSignature(kernel.getFunctionType())) {
+        kernel.emitError("a kernel takes buffers (static memrefs with "
+                         "identity layout) and i64 launch arguments, and "
+                         "returns nothing");
         return signalPassFailure();
       }
       kernelNames.push_back(kernel.getSymName().str());
       dropMdlAttributes(kernel);
-      addArenaPromises(kernel);
+    }
+    modelc::addKernelArgumentPromises(module, *functions, *kernels);
+    SmallVector<std::string> kernelEntries;
+    if (!functions->empty())
+      kernelEntries = modelc::addKernelEntries(
+          module, *kernels,
+          cast<MemRefType>(functions->front().op.getArgumentTypes()[0]));
+    else if (!kernels->empty()) {
+      module.emitError("kernels without a program function");
+      return signalPassFailure();
     }
     dropMdlAttributes(module);
     WalkResult leftover = module.walk([](Operation *op) {
@@ -190,6 +199,17 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
     if (leftover.wasInterrupted())
       return signalPassFailure();
 
+    // Where the program functions pass them to kernels, launch constants
+    // are constants like any other.
+    module.walk([](mdlrt::LaunchConstantOp constant) {
+      OpBuilder builder(constant);
+      constant.replaceAllUsesWith(
+          builder
+              .create<arith::ConstantOp>(constant.getLoc(),
+                                         constant.getValueAttr())
+              .getResult());
+      constant.erase();
+    });
     expandStridedCopies(module);
     OpPassManager loops(ModuleOp::getOperationName());
     modelc::buildLinalgToLoopsPipeline(loops);
@@ -212,7 +232,8 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
     if (unlowered.wasInterrupted())
       return signalPassFailure();
     modelc::markKernelsInternal(module, kernelNames);
-    modelc::addProgramGlobals(module, *functions, kernelNames, *manifest);
+    modelc::markKernelsInternal(module, kernelEntries);
+    modelc::addProgramGlobals(module, *functions, kernelEntries, *manifest);
   }
 };
 

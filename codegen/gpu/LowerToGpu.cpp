@@ -2,10 +2,12 @@
 // a `gpu.module @modelc_kernels` with one `gpu.func ... kernel` per kernel,
 // mapped onto threads by the table of docs/codegen/gpu.md, and each program
 // function becomes its list of GPU steps (`mdl.gpu_steps`): kernel launches
-// and GEMMs with static addresses.
+// with their arguments (arena offsets of buffers, launch constants) and
+// GEMMs with static addresses.
 #include "codegen/Passes.h"
 #include "codegen/gpu/GpuLowering.h"
 #include "codegen/memory/ArenaRanges.h"
+#include "codegen/memory/KernelArguments.h"
 #include "codegen/memory/KernelForm.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -157,9 +159,10 @@ public:
 private:
   LogicalResult lowerKernel(func::FuncOp kernel) {
     FunctionType type = kernel.getFunctionType();
-    if (type.getNumInputs() != 1 || type.getNumResults() != 0 ||
-        !isa<MemRefType>(type.getInput(0)))
-      return kernel.emitError("a kernel takes only the arena (memref<Nxi8>)");
+    if (!modelc::isKernelSignature(type))
+      return kernel.emitError("a kernel takes buffers (static memrefs with "
+                              "identity layout) and i64 launch arguments, and "
+                              "returns nothing");
     FailureOr<Operation *> work = findWork(kernel);
     if (failed(work))
       return failure();
@@ -170,15 +173,15 @@ private:
     gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                      builder.getUnitAttr());
     kernelNames[kernel.getSymName()] = name;
-    if (std::optional<SmallVector<modelc::ArenaRange>> writes =
-            modelc::getWrittenArenaRanges(*work, kernel.getArgument(0)))
-      kernelWrites[kernel.getSymName()] = mergeWrites(std::move(*writes));
+    if (std::optional<SmallVector<modelc::ArgumentWrite>> writes =
+            modelc::getKernelWrites(kernel))
+      kernelWrites[kernel.getSymName()] = std::move(*writes);
     if (int64_t terms = getReductionLength(*work))
       gpuFunc->setAttr("mdl.reduction", builder.getI64IntegerAttr(terms));
 
     OpBuilder body = OpBuilder::atBlockBegin(&gpuFunc.getBody().front());
     IRMapping mapping;
-    mapping.map(kernel.getArgument(0), gpuFunc.getArgument(0));
+    mapping.map(kernel.getArguments(), gpuFunc.getArguments());
     modelc::KernelBuilder kb{body, kernel.getLoc(), mapping};
     FailureOr<modelc::LaunchShape> shape;
     for (Operation &op : kernel.getBody().front().without_terminator()) {
@@ -227,14 +230,25 @@ private:
         if (name == kernelNames.end())
           return call.emitError("a program function calls only kernels "
                                 "(mdl.kernel functions)");
+        std::optional<SmallVector<modelc::LaunchArgument>> arguments =
+            modelc::getLaunchArguments(call, arena);
+        if (!arguments)
+          return call.emitError("a kernel's argument is neither a view of the "
+                                "arena at a constant offset nor an i64 "
+                                "constant");
         NamedAttrList step;
         step.append("launch", SymbolRefAttr::get(
                                   kernelModule.getSymNameAttr(),
                                   {FlatSymbolRefAttr::get(builder.getContext(),
                                                           name->second)}));
+        SmallVector<int64_t> values;
+        for (const modelc::LaunchArgument &argument : *arguments)
+          values.push_back(argument.value);
+        step.append("args", builder.getDenseI64ArrayAttr(values));
         auto writes = kernelWrites.find(call.getCallee());
         if (writes != kernelWrites.end())
-          appendWrites(step, writes->second);
+          appendWrites(step, mergeWrites(modelc::placeWrites(writes->second,
+                                                             *arguments)));
         steps.push_back(step.getDictionary(builder.getContext()));
         continue;
       }
@@ -308,7 +322,8 @@ private:
   gpu::GPUModuleOp kernelModule;
   llvm::StringSet<> ptxNames;
   llvm::StringMap<std::string> kernelNames;
-  llvm::StringMap<SmallVector<modelc::ArenaRange>> kernelWrites;
+  /// What each kernel writes, relative to its buffer arguments.
+  llvm::StringMap<SmallVector<modelc::ArgumentWrite>> kernelWrites;
 };
 
 struct MdlLowerToGpuPass : modelc::impl::MdlLowerToGpuBase<MdlLowerToGpuPass> {

@@ -51,7 +51,7 @@ void buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(math::createMathLegalizeToF32());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
-  // The arena is one .u64 kernel parameter.
+  // Each buffer argument is one .u64 kernel parameter, its pointer.
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   // What NVVM's patterns leave (integer math such as absi, ctpop) as LLVM
@@ -217,8 +217,9 @@ private:
     return success();
   }
 
-  /// {name, grid, block[, reduction]} of each kernel, in the gpu.module's order (a
-  /// Launch step's `kernel` indexes it).
+  /// {name, grid, block, params[, reduction]} of each kernel, in the
+  /// gpu.module's order (a Launch step's `kernel` indexes it); `params` has
+  /// a kind per argument: "buffer" (a pointer into the arena) or "u64".
   LogicalResult collectKernels(gpu::GPUModuleOp kernelModule,
                                SmallVectorImpl<Attribute> &kernels) {
     Builder builder(&getContext());
@@ -232,6 +233,11 @@ private:
       kernel.append("name", func.getNameAttr());
       kernel.append("grid", grid);
       kernel.append("block", block);
+      SmallVector<Attribute> params;
+      for (Type input : func.getArgumentTypes())
+        params.push_back(
+            builder.getStringAttr(isa<MemRefType>(input) ? "buffer" : "u64"));
+      kernel.append("params", builder.getArrayAttr(params));
       if (auto terms = func->getAttrOfType<IntegerAttr>("mdl.reduction"))
         kernel.append("reduction", terms);
       kernels.push_back(kernel.getDictionary(&getContext()));
@@ -240,9 +246,9 @@ private:
   }
 
   /// The steps of each program function, in the function table's order:
-  /// {kind = "launch", kernel = index}, {kind = "gemm", gemm = {...}} or
-  /// {kind = "all_reduce", all_reduce = {bucket}}, with `writes` when the
-  /// bytes written are known (an all-reduce's buffers, always).
+  /// {kind = "launch", kernel = index, args = [...]}, {kind = "gemm", gemm =
+  /// {...}} or {kind = "all_reduce", all_reduce = {bucket}}, with `writes` when
+  /// the bytes written are known (an all-reduce's buffers, always).
   LogicalResult collectFunctions(ModuleOp module,
                                  SmallVectorImpl<Attribute> &functions) {
     Builder builder(&getContext());
@@ -277,6 +283,8 @@ private:
                                 "kernel of @modelc_kernels, a gemm nor an all-reduce");
         fields.append("kind", builder.getStringAttr("launch"));
         fields.append("kernel", builder.getI64IntegerAttr(index->second));
+        if (Attribute args = step.get("args"))
+          fields.append("args", args);
         described.push_back(fields.getDictionary(&getContext()));
       }
       functions.push_back(builder.getArrayAttr(described));

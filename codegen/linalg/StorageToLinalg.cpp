@@ -132,9 +132,12 @@ struct DropoutMaskLowering : OpConversionPattern<mlir::mdl::DropoutMaskOp> {
     };
     Value seed = readWord(adaptor.getSeed());
     Value counter = readWord(adaptor.getCounter());
+    // The salt tells the sites apart; the kernels take it as an argument,
+    // so the mask of every site with the same shape is one kernel.
     uint64_t salt = static_cast<uint64_t>(op.getId()) * 0x9E3779B97F4A7C15ULL;
-    Value saltValue = rewriter.create<arith::ConstantOp>(
-        loc, rewriter.getI64IntegerAttr(static_cast<int64_t>(salt)));
+    Value saltValue = rewriter.create<mlir::mdlrt::LaunchConstantOp>(
+        loc, rewriter.getI64Type(),
+        rewriter.getI64IntegerAttr(static_cast<int64_t>(salt)));
     Value key = mix64(rewriter, loc,
                       rewriter.create<arith::XOrIOp>(loc, seed, saltValue));
     key =

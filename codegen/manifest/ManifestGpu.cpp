@@ -90,11 +90,17 @@ writeGpuProgram(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
     imageTable.push_back(fb::CreateGpuImage(fbb, arch, kind, bytes));
   }
   std::vector<flatbuffers::Offset<fb::GpuKernel>> kernelTable;
-  for (auto kernel : kernels.getAsRange<DictionaryAttr>())
+  for (auto kernel : kernels.getAsRange<DictionaryAttr>()) {
+    std::vector<fb::GpuParamKind> params;
+    if (auto kinds = kernel.getAs<ArrayAttr>("params"))
+      for (auto kind : kinds.getAsRange<StringAttr>())
+        params.push_back(kind.getValue() == "u64" ? fb::GpuParamKind::U64
+                                                  : fb::GpuParamKind::Buffer);
     kernelTable.push_back(fb::CreateGpuKernelDirect(
         fbb, kernel.getAs<StringAttr>("name").str().c_str(),
         getInt(kernel, "grid"), getInt(kernel, "block"), 0,
-        kernel.get("reduction") ? getInt(kernel, "reduction") : 0));
+        kernel.get("reduction") ? getInt(kernel, "reduction") : 0, &params));
+  }
   std::vector<flatbuffers::Offset<fb::GpuFunction>> functionTable;
   for (auto [steps, symbol] :
        llvm::zip(functions.getAsRange<ArrayAttr>(), symbols)) {
@@ -113,9 +119,13 @@ writeGpuProgram(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
             fbb, fb::GpuStepKind::AllReduce, 0, 0, writes, reduce));
         continue;
       }
+      std::vector<uint64_t> args;
+      if (auto values = step.getAs<DenseI64ArrayAttr>("args"))
+        for (int64_t value : values.asArrayRef())
+          args.push_back(uint64_t(value));
       stepTable.push_back(fb::CreateGpuStep(fbb, fb::GpuStepKind::Launch,
-                                            getInt(step, "kernel"), 0,
-                                            writes));
+                                            getInt(step, "kernel"), 0, writes,
+                                            0, fbb.CreateVector(args)));
     }
     functionTable.push_back(
         fb::CreateGpuFunctionDirect(fbb, symbol.c_str(), &stepTable));

@@ -42,25 +42,34 @@ std::optional<ArenaRange> getStaticExtent(Value value) {
 
 } // namespace
 
-std::optional<ArenaRange> getArenaRange(Value memref, Value arena) {
+std::optional<BasedRange> getBasedRange(Value memref) {
   // The most derived static memref bounds the elements best; every view op
   // but reinterpret_cast addresses a subset of its source, so a static
-  // ancestor bounds a dynamic view too.
+  // ancestor bounds a dynamic view too. memref.view moves the aligned
+  // pointer by its byte shift; every other view op keeps it.
   std::optional<ArenaRange> extent;
+  int64_t shift = 0;
   Value value = memref;
   while (true) {
     if (!extent)
       extent = getStaticExtent(value);
-    if (value == arena)
-      return extent;
+    if (isa<BlockArgument>(value)) {
+      if (!extent)
+        return std::nullopt;
+      return BasedRange{value,
+                        ArenaRange{shift + extent->begin, shift + extent->end}};
+    }
     Operation *def = value.getDefiningOp();
     if (!def)
       return std::nullopt;
     if (auto view = dyn_cast<memref::ViewOp>(def)) {
-      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-      if (view.getSource() != arena || !shift || !extent)
+      std::optional<int64_t> byteShift =
+          getConstantIntValue(view.getByteShift());
+      if (!byteShift || !extent)
         return std::nullopt;
-      return ArenaRange{*shift + extent->begin, *shift + extent->end};
+      shift += *byteShift;
+      value = view.getSource();
+      continue;
     }
     if (isa<memref::ReinterpretCastOp>(def) && !extent)
       return std::nullopt;
@@ -76,9 +85,15 @@ std::optional<ArenaRange> getArenaRange(Value memref, Value arena) {
   }
 }
 
-std::optional<SmallVector<ArenaRange>> getWrittenArenaRanges(Operation *op,
-                                                             Value arena) {
-  SmallVector<ArenaRange> ranges;
+std::optional<ArenaRange> getArenaRange(Value memref, Value arena) {
+  std::optional<BasedRange> based = getBasedRange(memref);
+  if (!based || based->base != arena)
+    return std::nullopt;
+  return based->range;
+}
+
+std::optional<SmallVector<BasedRange>> getWrittenBasedRanges(Operation *op) {
+  SmallVector<BasedRange> ranges;
   WalkResult walk = op->walk([&](Operation *nested) {
     auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
     if (!effects)
@@ -91,18 +106,32 @@ std::optional<SmallVector<ArenaRange>> getWrittenArenaRanges(Operation *op,
       if (!isa<MemoryEffects::Write, MemoryEffects::Free>(instance.getEffect()))
         continue;
       Value written = instance.getValue();
-      std::optional<ArenaRange> range =
-          written ? getArenaRange(written, arena) : std::nullopt;
+      std::optional<BasedRange> range =
+          written ? getBasedRange(written) : std::nullopt;
       if (!range)
         return WalkResult::interrupt();
       if (auto type = dyn_cast<MemRefType>(written.getType()))
-        range->element = type.getElementType();
+        range->range.element = type.getElementType();
       ranges.push_back(*range);
     }
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return std::nullopt;
+  return ranges;
+}
+
+std::optional<SmallVector<ArenaRange>> getWrittenArenaRanges(Operation *op,
+                                                             Value arena) {
+  std::optional<SmallVector<BasedRange>> based = getWrittenBasedRanges(op);
+  if (!based)
+    return std::nullopt;
+  SmallVector<ArenaRange> ranges;
+  for (const BasedRange &range : *based) {
+    if (range.base != arena)
+      return std::nullopt;
+    ranges.push_back(range.range);
+  }
   return ranges;
 }
 

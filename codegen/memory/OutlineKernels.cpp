@@ -1,18 +1,25 @@
 // --mdl-outline-kernels: the target-neutral partition of each planned
 // program function into kernels (docs/codegen/kernels.md). Every piece of
 // work (a loop nest, a copy, a scalar store) moves into a function of its
-// own that takes only the arena and recomputes the views and scalars it
-// uses, so that a kernel is the same piece of the program on every target
-// (the CPU compiles it as a small LLVM function, the GPU launches it), and
-// a program function becomes a list of kernel calls and GEMMs.
+// own that takes the buffers it touches as arguments and recomputes the
+// views and scalars it derives from them, so that a kernel is the same
+// piece of the program on every target (the CPU compiles it as a small
+// LLVM function, the GPU launches it) and the same computation on other
+// buffers is the same kernel (--mdl-dedupe-kernels); a program function
+// becomes a list of kernel calls and GEMMs.
 #include "codegen/Passes.h"
 #include "codegen/manifest/ManifestWriter.h"
 #include "codegen/memory/ArenaRanges.h"
+#include "codegen/memory/KernelArguments.h"
 #include "codegen/memory/KernelForm.h"
 
 #include "dialects/mdlrt/MdlrtOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -64,12 +71,43 @@ Role classifyOp(Operation *op, const KernelsByName &kernels) {
   return Role::Unknown;
 }
 
-/// One kernel to be: the work op and, in the function's order, the ops to
-/// clone before it.
+/// Whether `value` is passed to the kernels that use it rather than
+/// recomputed in them: the arena, a `memref.view` of it at a constant byte
+/// shift (a buffer), or an `mdlrt.launch_constant`.
+bool isPassedValue(Value value, Value arena) {
+  if (value == arena)
+    return true;
+  if (auto view = value.getDefiningOp<memref::ViewOp>())
+    return view.getSource() == arena &&
+           modelc::isBarePointerMemRef(view.getType()) &&
+           getConstantIntValue(view.getByteShift());
+  return value.getDefiningOp<mdlrt::LaunchConstantOp>() != nullptr;
+}
+
+/// Work whose memref operands may have any layout: a direct operand of it
+/// can be replaced by a buffer argument of the same shape.
+bool takesAnyLayout(Operation *work) {
+  return isa<linalg::LinalgOp, memref::CopyOp, memref::StoreOp>(work);
+}
+
+/// One argument of a kernel to be: a value of the function passed as it is
+/// (the arena, a view of it, a launch constant), or a contiguous
+/// operand of the work passed as a view of the arena at `shift` of its own
+/// (`type`, identity layout), so that the kernel does not depend on where
+/// in a larger buffer its operand lies.
+struct PlannedArgument {
+  Value value;
+  std::optional<int64_t> shift;
+  MemRefType type;
+};
+
+/// One kernel to be: the work op, its arguments and, in the function's
+/// order, the ops to clone before it.
 struct KernelPlan {
   Operation *work;
   std::string name;
   SmallVector<Operation *> clones;
+  SmallVector<PlannedArgument> arguments;
 };
 
 /// Partitions one program function. Plans every kernel first, so that an
@@ -92,6 +130,15 @@ public:
 
 private:
   LogicalResult collectClones(KernelPlan &kernel, int64_t index);
+  LogicalResult traceUses(KernelPlan &kernel, int64_t index,
+                          ArrayRef<Value> roots,
+                          llvm::SetVector<Operation *> &clones,
+                          llvm::SetVector<Value> &passed);
+  std::optional<int64_t>
+  getOwnBufferShift(Value operand, Operation *work,
+                    const llvm::SetVector<Operation *> &clones);
+  Value getOwnBuffer(OpBuilder &builder, Location loc,
+                     const PlannedArgument &argument);
   LogicalResult checkLoad(memref::LoadOp load, Operation *work, int64_t index);
   Role classify(Operation *op) const { return classifyOp(op, existingKernels); }
   const std::optional<SmallVector<modelc::ArenaRange>> &
@@ -111,6 +158,9 @@ private:
   /// For each load, the position up to which no op may write what it reads:
   /// the ops before it were checked for an earlier kernel.
   DenseMap<Operation *, size_t> loadCheckedUntil;
+  /// The views of the arena made for buffers of their own, by byte shift
+  /// and type.
+  DenseMap<std::pair<int64_t, Type>, Value> ownBuffers;
 };
 
 LogicalResult FunctionPartition::plan(llvm::StringSet<> &symbols) {
@@ -142,16 +192,22 @@ LogicalResult FunctionPartition::plan(llvm::StringSet<> &symbols) {
   return success();
 }
 
-LogicalResult FunctionPartition::collectClones(KernelPlan &kernel,
-                                               int64_t index) {
-  llvm::SetVector<Operation *> clones;
-  llvm::SetVector<Value> pending(kernel.work->operand_begin(),
-                                 kernel.work->operand_end());
+/// The ops to clone for `kernel.work` and the values it reaches from
+/// outside (each in pending order): what `roots` and the regions of the
+/// work use, followed through the ops that compute them, up to the passed
+/// values. Fails on a scalar load that a write in between makes invalid.
+LogicalResult FunctionPartition::traceUses(KernelPlan &kernel, int64_t index,
+                                           ArrayRef<Value> roots,
+                                           llvm::SetVector<Operation *> &clones,
+                                           llvm::SetVector<Value> &passed) {
+  llvm::SetVector<Value> pending(roots.begin(), roots.end());
   getUsedValuesDefinedAbove(kernel.work->getRegions(), pending);
   for (size_t i = 0; i < pending.size(); ++i) {
     Value value = pending[i];
-    if (value == arena)
+    if (isPassedValue(value, arena)) {
+      passed.insert(value);
       continue;
+    }
     // The function's only argument is the arena, and every top-level op
     // with results is recomputable or an error of plan().
     Operation *def = value.getDefiningOp();
@@ -165,6 +221,65 @@ LogicalResult FunctionPartition::collectClones(KernelPlan &kernel,
     pending.insert(def->operand_begin(), def->operand_end());
     getUsedValuesDefinedAbove(def->getRegions(), pending);
   }
+  return success();
+}
+
+/// The byte offset at which `operand` of the work can be passed as a buffer
+/// of its own: a contiguous static memref at a known place in the arena,
+/// which the work uses directly and nothing else in the kernel uses.
+std::optional<int64_t> FunctionPartition::getOwnBufferShift(
+    Value operand, Operation *work,
+    const llvm::SetVector<Operation *> &clones) {
+  auto type = dyn_cast<MemRefType>(operand.getType());
+  if (!type || !takesAnyLayout(work) || modelc::isBarePointerMemRef(type) ||
+      !memref::isStaticShapeAndContiguousRowMajor(type))
+    return std::nullopt;
+  for (Operation *user : operand.getUsers())
+    if (user != work && (clones.contains(user) || work->isAncestor(user)))
+      return std::nullopt;
+  std::optional<modelc::ArenaRange> range =
+      modelc::getArenaRange(operand, arena);
+  if (!range)
+    return std::nullopt;
+  return range->begin;
+}
+
+LogicalResult FunctionPartition::collectClones(KernelPlan &kernel,
+                                               int64_t index) {
+  // First every operand as it is, to learn which ops use which values;
+  // then the contiguous operands only the work uses become buffers of
+  // their own, and what only they needed is not cloned.
+  SmallVector<Value> operands(kernel.work->getOperands());
+  llvm::SetVector<Operation *> clones;
+  llvm::SetVector<Value> passed;
+  if (failed(traceUses(kernel, index, operands, clones, passed)))
+    return failure();
+  SmallVector<Value> roots;
+  llvm::SmallDenseSet<Value> own;
+  for (Value operand : operands) {
+    if (own.contains(operand))
+      continue;
+    std::optional<int64_t> shift =
+        getOwnBufferShift(operand, kernel.work, clones);
+    if (!shift) {
+      roots.push_back(operand);
+      continue;
+    }
+    own.insert(operand);
+    kernel.arguments.push_back(
+        {operand, shift,
+         MemRefType::get(
+             cast<MemRefType>(operand.getType()).getShape(),
+             cast<MemRefType>(operand.getType()).getElementType())});
+  }
+  if (!own.empty()) {
+    clones.clear();
+    passed.clear();
+    if (failed(traceUses(kernel, index, roots, clones, passed)))
+      return failure();
+  }
+  for (Value value : passed)
+    kernel.arguments.push_back({value, std::nullopt, nullptr});
   kernel.clones = clones.takeVector();
   llvm::sort(kernel.clones, [&](Operation *a, Operation *b) {
     return positions[a] < positions[b];
@@ -182,17 +297,15 @@ FunctionPartition::getWrittenRanges(Operation *op) {
     it->second = modelc::getWrittenArenaRanges(op, arena);
     return it->second;
   }
-  // A kernel writes what the ops of its body write; its arena is ours.
+  // A kernel writes what its body writes, relative to its arguments, which
+  // the call places in the arena.
   func::FuncOp kernel = existingKernels.lookup(call.getCallee());
-  SmallVector<modelc::ArenaRange> ranges;
-  for (Operation &nested : kernel.getBody().front()) {
-    std::optional<SmallVector<modelc::ArenaRange>> written =
-        modelc::getWrittenArenaRanges(&nested, kernel.getArgument(0));
-    if (!written)
-      return it->second;
-    ranges.append(*written);
-  }
-  it->second = std::move(ranges);
+  std::optional<SmallVector<modelc::ArgumentWrite>> writes =
+      modelc::getKernelWrites(kernel);
+  std::optional<SmallVector<modelc::LaunchArgument>> arguments =
+      modelc::getLaunchArguments(call, arena);
+  if (writes && arguments)
+    it->second = modelc::placeWrites(*writes, *arguments);
   return it->second;
 }
 
@@ -235,24 +348,46 @@ LogicalResult FunctionPartition::checkLoad(memref::LoadOp load, Operation *work,
   return success();
 }
 
+/// A view of the arena at the argument's shift and of its type, made once
+/// per function at its start.
+Value FunctionPartition::getOwnBuffer(OpBuilder &builder, Location loc,
+                                      const PlannedArgument &argument) {
+  Value &view = ownBuffers[{*argument.shift, argument.type}];
+  if (view)
+    return view;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  Value shift = builder.create<arith::ConstantIndexOp>(loc, *argument.shift);
+  view = builder.create<memref::ViewOp>(loc, argument.type, arena, shift,
+                                        ValueRange());
+  return view;
+}
+
 void FunctionPartition::rewrite() {
   OpBuilder builder(function);
   for (auto [ordinal, kernelPlan] : llvm::enumerate(kernels)) {
     int64_t index = firstIndex + ordinal;
     Operation *work = kernelPlan.work;
+    SmallVector<Type> types;
+    for (const PlannedArgument &argument : kernelPlan.arguments)
+      types.push_back(argument.shift ? Type(argument.type)
+                                     : argument.value.getType());
     builder.setInsertionPoint(function);
     auto kernel = builder.create<func::FuncOp>(
-        work->getLoc(), kernelPlan.name,
-        builder.getFunctionType(arena.getType(), {}));
+        work->getLoc(), kernelPlan.name, builder.getFunctionType(types, {}));
     kernel.setPrivate();
     kernel->setAttr(modelc::kKernelAttrName, builder.getI64IntegerAttr(index));
-    // The same promises as the program function's arena.
-    if (DictionaryAttr arenaAttrs = function.getArgAttrDict(0))
-      kernel.setArgAttrs(0, arenaAttrs);
 
     Block *entry = kernel.addEntryBlock();
     IRMapping mapping;
-    mapping.map(arena, entry->getArgument(0));
+    SmallVector<Value> operands;
+    for (auto [argument, planned] :
+         llvm::zip(entry->getArguments(), kernelPlan.arguments)) {
+      mapping.map(planned.value, argument);
+      operands.push_back(planned.shift
+                             ? getOwnBuffer(builder, work->getLoc(), planned)
+                             : planned.value);
+    }
     OpBuilder kernelBuilder = OpBuilder::atBlockEnd(entry);
     for (Operation *clone : kernelPlan.clones)
       kernelBuilder.clone(*clone, mapping);
@@ -260,7 +395,7 @@ void FunctionPartition::rewrite() {
     kernelBuilder.create<func::ReturnOp>(work->getLoc());
 
     builder.setInsertionPoint(work);
-    builder.create<func::CallOp>(work->getLoc(), kernel, ValueRange{arena});
+    builder.create<func::CallOp>(work->getLoc(), kernel, operands);
     work->erase();
   }
   // What only the kernels used: users come after their operands, so one

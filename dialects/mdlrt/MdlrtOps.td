@@ -22,6 +22,26 @@ def Mdlrt_BufferOp : Mdlrt_Op<"buffer", [Pure]> {
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
+def Mdlrt_LaunchConstantOp : Mdlrt_Op<"launch_constant", [Pure]> {
+  let summary = "a constant that kernels take as an argument";
+  let description = [{
+    An i64 constant that, unlike `arith.constant`, --mdl-outline-kernels
+    does not copy into the kernels that use it: each takes it as an i64
+    argument, so that kernels differing only in it (the salts of a model's
+    dropout sites) are one kernel (docs/codegen/kernels.md). It has no
+    folder, so canonicalization neither folds it into its users nor merges
+    it with an `arith.constant` of the same value; outside kernels the CPU
+    lowering turns it into one.
+
+    ```mlir
+    %salt = mdlrt.launch_constant 7046029254386353131
+    ```
+  }];
+  let arguments = (ins I64Attr:$value);
+  let results = (outs I64:$result);
+  let assemblyFormat = "$value attr-dict";
+}
+
 // A matrix or a batch of matrices with unit innermost stride (any other
 // strides): what a row-major BLAS call can address with a leading dimension
 // and a batch stride.

@@ -71,9 +71,12 @@ private:
 
   Status openDevice(int ordinal);
   Status loadModule();
+  std::string imageName(const GpuImageInfo &image) const;
+  /// Fills launchValues_ and launchParams_.
+  void prepareLaunches();
   Status planGemms();
   Status checkRange(const char *what, uint64_t offset, uint64_t bytes) const;
-  Status enqueueStep(const GpuFunctionInfo &function, const GpuStepInfo &step);
+  Status enqueueStep(size_t functionIndex, size_t stepIndex);
   /// An AllReduce step of a reducing run: the communication stream waits
   /// for the work queued so far, then reduces the bucket.
   Status enqueueReduce(const GpuStepInfo &step);
@@ -90,8 +93,13 @@ private:
   size_t totalBytes_ = 0;
   bool graphs_ = true;
   CUcontext context_ = nullptr;
-  CUmodule module_ = nullptr;
+  std::vector<CUmodule> modules_; // one per part of the kernels
   std::vector<CUfunction> kernels_;
+  /// Per function and step, a Launch's parameter values (device pointers
+  /// into the arena, 64-bit values) and the pointers to them that
+  /// cuLaunchKernel takes: made once the arena is allocated.
+  std::vector<std::vector<std::vector<uint64_t>>> launchValues_;
+  std::vector<std::vector<std::vector<void *>>> launchParams_;
   CUdeviceptr arena_ = 0;
   CUstream stream_ = nullptr;
   std::unique_ptr<Staging> staging_;
@@ -136,8 +144,8 @@ CudaDevice::~CudaDevice() {
     api_.streamDestroy(stream_);
   if (arena_)
     api_.memFree(arena_);
-  if (module_)
-    api_.moduleUnload(module_);
+  for (CUmodule module : modules_)
+    api_.moduleUnload(module);
   api_.primaryCtxRelease(device_);
 }
 
@@ -182,34 +190,67 @@ Status CudaDevice::loadModule() {
   Result<size_t> chosen = selectImage(program_.images, sm_);
   if (!chosen)
     return chosen.status();
-  const GpuImageInfo &image = program_.images[*chosen];
-  // An aligned copy; the zero padding is PTX's terminating NUL.
-  std::vector<uint64_t> data(image.size / 8 + 1, 0);
-  std::memcpy(data.data(), image.data, image.size);
-  std::string log(kJitLogBytes, '\0');
-  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *values[] = {log.data(),
-                    reinterpret_cast<void *>(uintptr_t(kJitLogBytes))};
-  std::string what =
-      fmt::format("{} {} on this sm_{} GPU", image.cubin ? "cubin" : "PTX",
-                  image.arch, sm_);
-  CUresult r = api_.moduleLoadDataEx(&module_, data.data(), 2, options, values);
-  if (r != CUDA_SUCCESS) {
-    log.resize(std::strlen(log.c_str()));
-    std::string hint =
-        log.empty() ? std::string() : "the JIT compiler says: " + log;
-    return api_.check(r, "cuModuleLoadDataEx", what, hint);
+  for (size_t index : imagesOfParts(program_.images, *chosen, program_.parts)) {
+    const GpuImageInfo &image = program_.images[index];
+    // An aligned copy; the zero padding is PTX's terminating NUL.
+    std::vector<uint64_t> data(image.size / 8 + 1, 0);
+    std::memcpy(data.data(), image.data, image.size);
+    std::string log(kJitLogBytes, '\0');
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                              CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log.data(),
+                      reinterpret_cast<void *>(uintptr_t(kJitLogBytes))};
+    CUmodule module = nullptr;
+    CUresult r =
+        api_.moduleLoadDataEx(&module, data.data(), 2, options, values);
+    if (r != CUDA_SUCCESS) {
+      log.resize(std::strlen(log.c_str()));
+      std::string hint =
+          log.empty() ? std::string() : "the JIT compiler says: " + log;
+      return api_.check(r, "cuModuleLoadDataEx", imageName(image), hint);
+    }
+    modules_.push_back(module);
   }
   for (const GpuKernelInfo &kernel : program_.kernels) {
     CUfunction fn = nullptr;
+    std::string what = imageName(program_.images[*chosen]);
     MODELC_RETURN_IF_ERROR(api_.check(
-        api_.moduleGetFunction(&fn, module_, kernel.name.c_str()),
+        api_.moduleGetFunction(&fn, modules_[kernel.part], kernel.name.c_str()),
         "cuModuleGetFunction", "kernel " + kernel.name + " in " + what,
         "the image lacks a kernel of the program; rebuild it with modelc"));
     kernels_.push_back(fn);
   }
   return Status();
+}
+
+std::string CudaDevice::imageName(const GpuImageInfo &image) const {
+  std::string part =
+      program_.parts > 1
+          ? fmt::format(" (part {} of {})", image.part, program_.parts)
+          : std::string();
+  return fmt::format("{} {}{} on this sm_{} GPU", image.cubin ? "cubin" : "PTX",
+                     image.arch, part, sm_);
+}
+
+void CudaDevice::prepareLaunches() {
+  launchValues_.resize(program_.functions.size());
+  launchParams_.resize(program_.functions.size());
+  for (size_t f = 0; f < program_.functions.size(); ++f) {
+    const std::vector<GpuStepInfo> &steps = program_.functions[f].steps;
+    launchValues_[f].resize(steps.size());
+    launchParams_[f].resize(steps.size());
+    for (size_t s = 0; s < steps.size(); ++s) {
+      if (steps[s].kind != GpuStepInfo::Kind::Launch)
+        continue;
+      const GpuKernelInfo &kernel = program_.kernels[steps[s].kernel];
+      std::vector<uint64_t> &values = launchValues_[f][s];
+      for (size_t i = 0; i < steps[s].args.size(); ++i)
+        values.push_back(kernel.bufferParams[i] ? arena_ + steps[s].args[i]
+                                                : steps[s].args[i]);
+      for (uint64_t &value : values)
+        launchParams_[f][s].push_back(&value);
+    }
+  }
 }
 
 Status CudaDevice::planGemms() {
@@ -263,6 +304,7 @@ Status CudaDevice::init(int ordinal) {
   MODELC_RETURN_IF_ERROR(
       api_.check(api_.memsetD8Async(arena_, 0, bytes, stream_),
                  "cuMemsetD8Async", "zeroing the arena"));
+  prepareLaunches();
   MODELC_RETURN_IF_ERROR(staging_->init());
   MODELC_RETURN_IF_ERROR(planGemms());
   functions_.resize(2 * program_.functions.size());
@@ -345,8 +387,9 @@ Status CudaDevice::joinReduces(const GpuFunctionInfo &function) {
                     "cuStreamWaitEvent", function.symbol);
 }
 
-Status CudaDevice::enqueueStep(const GpuFunctionInfo &function,
-                               const GpuStepInfo &step) {
+Status CudaDevice::enqueueStep(size_t functionIndex, size_t stepIndex) {
+  const GpuFunctionInfo &function = program_.functions[functionIndex];
+  const GpuStepInfo &step = function.steps[stepIndex];
   // Without a reducer this GPU is the only rank: the mean of a bucket over
   // one rank is the bucket. Other micro-batches than a step's last
   // accumulate without communicating (DDP's no_sync).
@@ -357,7 +400,8 @@ Status CudaDevice::enqueueStep(const GpuFunctionInfo &function,
         program_.gemms[step.gemm], arena_, arena_ + program_.workspaceOffset,
         stream_);
   const GpuKernelInfo &kernel = program_.kernels[step.kernel];
-  void *params[] = {&arena_};
+  // The driver copies the values when it enqueues (or captures) the launch.
+  void **params = launchParams_[functionIndex][stepIndex].data();
   return api_.check(
       api_.launchKernel(kernels_[step.kernel], kernel.grid, 1, 1, kernel.block,
                         1, 1, kernel.sharedBytes, stream_, params, nullptr),
@@ -368,8 +412,8 @@ Status CudaDevice::enqueueStep(const GpuFunctionInfo &function,
 Status CudaDevice::enqueueSteps(size_t functionIndex) {
   const GpuFunctionInfo &function = program_.functions[functionIndex];
   Status queued;
-  for (const GpuStepInfo &step : function.steps) {
-    queued = enqueueStep(function, step);
+  for (size_t s = 0; s < function.steps.size(); ++s) {
+    queued = enqueueStep(functionIndex, s);
     if (!queued.ok())
       break;
   }
@@ -432,7 +476,7 @@ Status CudaDevice::runStep(size_t functionIndex, size_t stepIndex) {
                          kExitInternal);
   MODELC_RETURN_IF_ERROR(makeCurrent());
   const GpuFunctionInfo &function = program_.functions[functionIndex];
-  Status queued = enqueueStep(function, function.steps[stepIndex]);
+  Status queued = enqueueStep(functionIndex, stepIndex);
   Status joined = joinReduces(function);
   return queued.ok() ? joined : queued;
 }

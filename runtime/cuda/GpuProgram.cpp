@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
+#include <set>
+#include <tuple>
 
 namespace modelc::rt::cuda {
 
@@ -60,9 +63,24 @@ Status copyImages(const fb::GpuProgram &gpu, GpuProgramInfo &info) {
                                  out.cubin ? "cubin" : "PTX", out.arch));
     out.data = image->data()->data();
     out.size = image->data()->size();
+    out.part = image->part();
+    info.parts = std::max(info.parts, out.part + 1);
     info.images.push_back(std::move(out));
     ++index;
   }
+  // Every architecture and kind has each part once.
+  std::set<std::tuple<std::string, bool, uint32_t>> seen;
+  for (const GpuImageInfo &image : info.images)
+    if (!seen.insert({image.arch, image.cubin, image.part}).second)
+      return corrupt(fmt::format("two {} images of {} part {}",
+                                 image.cubin ? "cubin" : "PTX", image.arch,
+                                 image.part));
+  for (const GpuImageInfo &image : info.images)
+    for (uint32_t part = 0; part < info.parts; ++part)
+      if (!seen.count({image.arch, image.cubin, part}))
+        return corrupt(fmt::format("the {} of {} has no image of part {}",
+                                   image.cubin ? "cubin" : "PTX", image.arch,
+                                   part));
   return Status();
 }
 
@@ -86,6 +104,18 @@ Status copyKernels(const fb::GpuProgram &gpu, GpuProgramInfo &info) {
       return corrupt(fmt::format(
           "kernel {} asks for {} bytes of shared memory, more than {}", name,
           out.sharedBytes, kMaxStaticSharedBytes));
+    if (k->params())
+      for (fb::GpuParamKind kind : *k->params()) {
+        if (flatbuffers::IsOutRange(kind, fb::GpuParamKind::MIN,
+                                    fb::GpuParamKind::MAX))
+          return corrupt(fmt::format("kernel {} has a parameter of kind {}",
+                                     name, int(kind)));
+        out.bufferParams.push_back(kind == fb::GpuParamKind::Buffer);
+      }
+    out.part = k->part();
+    if (out.part >= info.parts)
+      return corrupt(fmt::format("kernel {} is in part {} of {}", name,
+                                 out.part, info.parts));
     info.kernels.push_back(std::move(out));
   }
   if (!info.kernels.empty() && info.images.empty())
@@ -197,6 +227,30 @@ Result<GpuAllReduceInfo> copyAllReduce(const std::string &where,
   return out;
 }
 
+/// A Launch step's arguments: one per parameter of its kernel, each
+/// buffer's offset inside the CPU plan's part of the arena (the kernels
+/// never touch the workspace).
+Status copyLaunchArguments(const std::string &where, const fb::GpuStep &s,
+                           const GpuKernelInfo &kernel,
+                           const Manifest &manifest, GpuStepInfo &step) {
+  size_t count = s.args() ? s.args()->size() : 0;
+  if (count != kernel.bufferParams.size())
+    return corrupt(fmt::format("{} passes {} argument(s) to kernel {}, which "
+                               "has {} parameter(s)",
+                               where, count, kernel.name,
+                               kernel.bufferParams.size()));
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t value = s.args()->Get(uint32_t(i));
+    if (kernel.bufferParams[i] && value > manifest.arenaBytes)
+      return corrupt(fmt::format("{} passes kernel {} arena offset {}, past "
+                                 "the {}-byte arena",
+                                 where, kernel.name, value,
+                                 manifest.arenaBytes));
+    step.args.push_back(value);
+  }
+  return Status();
+}
+
 Status copyFunctions(const fb::GpuProgram &gpu, const Manifest &manifest,
                      GpuProgramInfo &info) {
   size_t count = gpu.functions() ? gpu.functions()->size() : 0;
@@ -224,6 +278,8 @@ Status copyFunctions(const fb::GpuProgram &gpu, const Manifest &manifest,
           if (step.kernel >= info.kernels.size())
             return corrupt(fmt::format("{} launches kernel {} of {}", where,
                                        step.kernel, info.kernels.size()));
+          MODELC_RETURN_IF_ERROR(copyLaunchArguments(
+              where, *s, info.kernels[step.kernel], manifest, step));
         } else if (s->kind() == fb::GpuStepKind::Gemm) {
           Result<GpuGemmInfo> gemm = copyGemm(where, s->gemm(), info);
           if (!gemm)
@@ -251,7 +307,7 @@ Status copyFunctions(const fb::GpuProgram &gpu, const Manifest &manifest,
 std::string archList(const std::vector<GpuImageInfo> &images, bool cubin) {
   std::string list;
   for (const GpuImageInfo &image : images)
-    if (image.cubin == cubin)
+    if (image.cubin == cubin && image.part == 0)
       list += (list.empty() ? "" : ", ") + image.arch;
   return list;
 }
@@ -303,13 +359,14 @@ Result<GpuProgramInfo> readGpuProgram(const Manifest &manifest) {
 
 Result<size_t> selectImage(const std::vector<GpuImageInfo> &images, int sm) {
   for (size_t i = 0; i < images.size(); ++i)
-    if (images[i].cubin && images[i].sm == sm)
+    if (images[i].cubin && images[i].sm == sm && images[i].part == 0)
       return i;
   std::optional<size_t> best;
   for (size_t i = 0; i < images.size(); ++i) {
     const GpuImageInfo &image = images[i];
     bool runs = image.archSpecific ? image.sm == sm : image.sm <= sm;
-    if (!image.cubin && runs && (!best || image.sm > images[*best].sm))
+    if (!image.cubin && runs && image.part == 0 &&
+        (!best || image.sm > images[*best].sm))
       best = i;
   }
   if (best)
@@ -326,6 +383,16 @@ Result<size_t> selectImage(const std::vector<GpuImageInfo> &images, int sm) {
                   "--cpu",
                   has, sm, sm),
       kExitUsage);
+}
+
+std::vector<size_t> imagesOfParts(const std::vector<GpuImageInfo> &images,
+                                  size_t chosen, uint32_t parts) {
+  std::vector<size_t> byPart(parts, chosen);
+  for (size_t i = 0; i < images.size(); ++i)
+    if (images[i].arch == images[chosen].arch &&
+        images[i].cubin == images[chosen].cubin && images[i].part < parts)
+      byPart[images[i].part] = i;
+  return byPart;
 }
 
 } // namespace modelc::rt::cuda

@@ -21,6 +21,8 @@ struct GpuImageInfo {
   /// "sm_90a"-style: runs on exactly that architecture, nowhere else.
   bool archSpecific = false;
   bool cubin = false;
+  /// Which part of the kernels it holds (GpuKernelInfo::part).
+  uint32_t part = 0;
   const uint8_t *data = nullptr;
   size_t size = 0;
 };
@@ -28,6 +30,10 @@ struct GpuImageInfo {
 struct GpuKernelInfo {
   std::string name;
   uint32_t grid = 0, block = 0, sharedBytes = 0;
+  /// Per parameter: a pointer into the arena (true) or a 64-bit value.
+  std::vector<bool> bufferParams;
+  /// The images of this part hold the kernel.
+  uint32_t part = 0;
 };
 
 struct GpuGemmInfo {
@@ -53,6 +59,9 @@ struct GpuAllReduceInfo {
 struct GpuStepInfo {
   enum class Kind { Launch, Gemm, AllReduce } kind = Kind::Launch;
   uint32_t kernel = 0;  // Launch: index into GpuProgramInfo::kernels
+  /// Launch: per kernel parameter, a buffer's byte offset in the arena or
+  /// the value itself.
+  std::vector<uint64_t> args;
   size_t gemm = 0;      // Gemm: index into GpuProgramInfo::gemms
   size_t allReduce = 0; // AllReduce: index into GpuProgramInfo::allReduces
 };
@@ -65,6 +74,9 @@ struct GpuFunctionInfo {
 struct GpuProgramInfo {
   uint64_t arenaBytes = 0, workspaceOffset = 0, workspaceBytes = 0;
   std::vector<GpuImageInfo> images;
+  /// The parts the kernels are in; every architecture and kind has an
+  /// image of each.
+  uint32_t parts = 1;
   std::vector<GpuKernelInfo> kernels;
   std::vector<GpuGemmInfo> gemms;
   std::vector<GpuAllReduceInfo> allReduces;
@@ -82,9 +94,11 @@ constexpr uint32_t kMaxStaticSharedBytes = 48 * 1024;
 /// program has none (built without the cuda target); an internal error
 /// "the program's GPU section is corrupt (...)" for anything modelc would
 /// not write: a function count or symbol that disagrees with the manifest,
-/// a kernel index out of range, a GEMM operand or the workspace outside the
-/// arena, a block size that is not a multiple of 32 in [32, 1024], an
-/// empty image or an unknown architecture.
+/// a kernel index out of range, a launch whose arguments do not match its
+/// kernel's parameters or whose buffers lie outside the arena, a GEMM
+/// operand or the workspace outside the arena, a block size that is not a
+/// multiple of 32 in [32, 1024], an empty image, an unknown architecture,
+/// or an architecture without an image of some part.
 Result<GpuProgramInfo> readGpuProgram(const Manifest &manifest);
 
 /// "sm_90" → 90, "sm_100a" → 100 (arch-specific); nothing when malformed.
@@ -98,7 +112,13 @@ std::optional<Arch> parseArch(const std::string &arch);
 /// minor): the cubin built for exactly `sm`, else the PTX of the highest
 /// architecture not above it (the driver JIT-compiles it), else a usage
 /// error naming the device's and the program's architectures and the
-/// --arch to rebuild with. Returns an index into `images`.
+/// --arch to rebuild with. Returns an index into `images`: the image of
+/// part 0; imagesOfParts gives the others.
 Result<size_t> selectImage(const std::vector<GpuImageInfo> &images, int sm);
+
+/// The images of the architecture and kind of `images[chosen]`, one per
+/// part, indexed by part (readGpuProgram checked that each exists).
+std::vector<size_t> imagesOfParts(const std::vector<GpuImageInfo> &images,
+                                  size_t chosen, uint32_t parts);
 
 } // namespace modelc::rt::cuda

@@ -2,6 +2,7 @@
 // will do, from the manifest alone (no data is opened).
 #include "runtime/driver/Describe.h"
 
+#include "runtime/driver/DescribeGpu.h"
 #include "runtime/driver/Text.h"
 #include "runtime/driver/Zero.h"
 #include "runtime/io/Shape.h"
@@ -221,26 +222,6 @@ void describeInfer(const Manifest &m, const InferInfo &e, std::ostream &out) {
   out << "\n";
 }
 
-size_t gpuKernelCount(const modelc::manifest::GpuProgram &gpu) {
-  return gpu.kernels() ? gpu.kernels()->size() : 0;
-}
-
-/// "sm_80 (PTX 12.3 KiB), sm_90 (cubin 20.1 KiB)".
-std::string gpuImagesText(const modelc::manifest::GpuProgram &gpu) {
-  std::string text;
-  if (gpu.images())
-    for (const modelc::manifest::GpuImage *image : *gpu.images()) {
-      size_t bytes = image->data() ? image->data()->size() : 0;
-      text += fmt::format(
-          "{}{} ({} {})", text.empty() ? "" : ", ",
-          image->arch() ? image->arch()->str() : "?",
-          image->kind() == modelc::manifest::GpuImageKind::Cubin ? "cubin"
-                                                                 : "PTX",
-          formatBytes(bytes));
-    }
-  return text.empty() ? "none" : text;
-}
-
 /// How `describe` names a buffer role: in text and as a JSON key.
 struct RoleName {
   const char *text, *key;
@@ -365,15 +346,7 @@ void describeText(const Manifest &m, std::ostream &out) {
     for (const auto &[dtype, bytes] : sortedByBytes(peak->byDtype))
       out << fmt::format("    {:<9} {}\n", dtypeName(dtype), formatBytes(bytes));
   }
-  if (const modelc::manifest::GpuProgram *gpu = m.gpuProgram()) {
-    out << fmt::format("\nmemory plan (GPU)\n  arena       {} ({} bytes)\n"
-                       "  workspace   {} ({} bytes, cuBLASLt)\n",
-                       formatBytes(gpu->arena_bytes()), gpu->arena_bytes(),
-                       formatBytes(gpu->workspace_bytes()),
-                       gpu->workspace_bytes());
-    out << fmt::format("  kernels     {}\n", gpuKernelCount(*gpu));
-    out << "  images      " << gpuImagesText(*gpu) << "\n";
-  }
+  describeGpuText(m, out);
 }
 
 void describeJson(const Manifest &m, std::ostream &out) {
@@ -497,22 +470,8 @@ void describeJson(const Manifest &m, std::ostream &out) {
                                      {"live_bytes", peak->liveBytes},
                                      {"by_dtype", live}};
   }
-  if (const modelc::manifest::GpuProgram *gpu = m.gpuProgram()) {
-    Json images = Json::array();
-    if (gpu->images())
-      for (const modelc::manifest::GpuImage *image : *gpu->images())
-        images.push_back(
-            {{"arch", image->arch() ? image->arch()->str() : ""},
-             {"kind", image->kind() == modelc::manifest::GpuImageKind::Cubin
-                          ? "cubin"
-                          : "ptx"},
-             {"bytes", image->data() ? image->data()->size() : 0}});
-    j["gpu"] = {{"arena_bytes", gpu->arena_bytes()},
-                {"workspace_bytes", gpu->workspace_bytes()},
-                {"persistent_bytes", m.persistentBytes},
-                {"kernels", gpuKernelCount(*gpu)},
-                {"images", images}};
-  }
+  if (m.gpuProgram())
+    j["gpu"] = describeGpuJson(m);
   out << j.dump(2) << "\n";
 }
 

@@ -19,7 +19,7 @@ struct ProgramImage {
   const modelc_fn *functions;
   size_t numFunctions;
   /// modelc_cpu_kernels: only the kernelcheck command uses them.
-  const modelc_fn *cpuKernels = nullptr;
+  const modelc_kernel_fn *cpuKernels = nullptr;
   size_t numCpuKernels = 0;
 };
 

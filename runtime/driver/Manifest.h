@@ -147,7 +147,7 @@ struct Manifest {
   /// stay in flatbuffer form: the GPU section (runtime/cuda/ checks it).
   std::shared_ptr<const std::vector<uint64_t>> flatbuffer;
   /// The CPU kernels (ProgramABI.h's modelc_cpu_kernels), for kernelcheck.
-  const modelc_fn *cpuKernels = nullptr;
+  const modelc_kernel_fn *cpuKernels = nullptr;
   size_t numCpuKernels = 0;
 
   /// The cuda target's section, or null when the program has none.

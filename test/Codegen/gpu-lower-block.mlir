@@ -8,7 +8,7 @@
 // The kernel may write the gradient rows (f32) and the counter (i32): two
 // ranges, each with its element type, for kernelcheck to compare as such.
 // CHECK-LABEL: func.func @T.fwd_bwd(
-// CHECK-SAME: mdl.gpu_steps = [{launch = @modelc_kernels::@T_fwd_bwd_k0, writes = [{bytes = 640 : i64, offset = 4096 : i64, type = f32}, {bytes = 4 : i64, offset = 8192 : i64, type = i32}]}]
+// CHECK-SAME: mdl.gpu_steps = [{args = array<i64: 0>, launch = @modelc_kernels::@T_fwd_bwd_k0, writes = [{bytes = 640 : i64, offset = 4096 : i64, type = f32}, {bytes = 4 : i64, offset = 8192 : i64, type = i32}]}]
 // CHECK-LABEL: gpu.func @T_fwd_bwd_k0(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, mdl.block = 256 : i64, mdl.grid = 1 : i64
 // CHECK-DAG: %[[IDS:.*]] = memref.view {{.*}} to memref<8xi32>

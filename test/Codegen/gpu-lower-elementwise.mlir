@@ -1,22 +1,21 @@
 // --mdl-lower-to-gpu, all-parallel work: one thread per point of the
 // iteration space, the linear id blockIdx.x * block + threadIdx.x striding by
 // gridDim.x * block, delinearised with the innermost loop fastest; a scalar
-// store in thread 0 of one warp; the scalars a kernel derives from the arena
-// recomputed in every thread.
+// store in thread 0 of one warp; the scalars a kernel derives from its
+// buffers recomputed in every thread.
 // RUN: modelc-opt %s --split-input-file --mdl-lower-to-gpu --cse | FileCheck %s
 
-// A bias broadcast over rows: 512 points, 256 threads a block, 2 blocks; the
-// program function keeps only its step list, with the bytes the kernel
-// writes (y: 2048 bytes at 4096).
+// A bias broadcast over rows: 512 points, 256 threads a block, 2 blocks.
+// The kernel takes its buffers (x, b, y) as arguments; the program function
+// keeps only its step list: the launch with the arena offsets of the views
+// it passes (0, 2048, 4096) and the bytes the kernel writes (y: 2048 bytes
+// at 4096, y's place in the arena).
 // CHECK-LABEL: func.func @T.fwd_bwd(
-// CHECK-SAME: mdl.gpu_steps = [{launch = @modelc_kernels::@T_fwd_bwd_k0, writes = [{bytes = 2048 : i64, offset = 4096 : i64, type = f32}]}]
+// CHECK-SAME: mdl.gpu_steps = [{args = array<i64: 0, 2048, 4096>, launch = @modelc_kernels::@T_fwd_bwd_k0, writes = [{bytes = 2048 : i64, offset = 4096 : i64, type = f32}]}]
 // CHECK-NEXT: return
 // CHECK-LABEL: gpu.module @modelc_kernels
-// CHECK: gpu.func @T_fwd_bwd_k0(%[[ARENA:.*]]: memref<8192xi8>) kernel
+// CHECK: gpu.func @T_fwd_bwd_k0(%[[X:.*]]: memref<16x32xf32>, %[[B:.*]]: memref<32xf32>, %[[Y:.*]]: memref<16x32xf32>) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, mdl.block = 256 : i64, mdl.grid = 2 : i64
-// CHECK-DAG: %[[X:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<8192xi8> to memref<16x32xf32>
-// CHECK-DAG: %[[B:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<8192xi8> to memref<32xf32>
-// CHECK-DAG: %[[Y:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<8192xi8> to memref<16x32xf32>
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // CHECK: %[[START:.*]] = arith.muli %[[BID]], %[[C256]]
@@ -39,13 +38,7 @@
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
 module {
-  func.func private @"T.fwd_bwd_k0"(%arena: memref<8192xi8>) attributes {mdl.kernel = 0 : i64} {
-    %c0 = arith.constant 0 : index
-    %c2048 = arith.constant 2048 : index
-    %c4096 = arith.constant 4096 : index
-    %x = memref.view %arena[%c0][] : memref<8192xi8> to memref<16x32xf32>
-    %b = memref.view %arena[%c2048][] : memref<8192xi8> to memref<32xf32>
-    %y = memref.view %arena[%c4096][] : memref<8192xi8> to memref<16x32xf32>
+  func.func private @"T.fwd_bwd_k0"(%x: memref<16x32xf32>, %b: memref<32xf32>, %y: memref<16x32xf32>) attributes {mdl.kernel = 0 : i64} {
     linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
         ins(%x, %b : memref<16x32xf32>, memref<32xf32>) outs(%y : memref<16x32xf32>) {
     ^bb0(%in: f32, %bias: f32, %out: f32):
@@ -55,7 +48,13 @@ module {
     return
   }
   func.func @"T.fwd_bwd"(%arena: memref<8192xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
-    call @"T.fwd_bwd_k0"(%arena) : (memref<8192xi8>) -> ()
+    %c0 = arith.constant 0 : index
+    %c2048 = arith.constant 2048 : index
+    %c4096 = arith.constant 4096 : index
+    %x = memref.view %arena[%c0][] : memref<8192xi8> to memref<16x32xf32>
+    %b = memref.view %arena[%c2048][] : memref<8192xi8> to memref<32xf32>
+    %y = memref.view %arena[%c4096][] : memref<8192xi8> to memref<16x32xf32>
+    call @"T.fwd_bwd_k0"(%x, %b, %y) : (memref<16x32xf32>, memref<32xf32>, memref<16x32xf32>) -> ()
     return
   }
 }

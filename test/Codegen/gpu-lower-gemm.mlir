@@ -12,7 +12,7 @@
 // CHECK-LABEL: func.func @T.fwd_bwd(
 // CHECK-SAME: mdl.gpu_steps = [
 // CHECK-SAME: {gemm = {a = 128 : i64, ab_dtype = "f32", alpha = 1.000000e+00 : f64, b = 0 : i64, batch = 1 : i64, beta = 0.000000e+00 : f64, c = 256 : i64, dtype = "f32", k = 8 : i64, lda = 8 : i64, ldb = 8 : i64, ldc = 4 : i64, m = 2 : i64, n = 4 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_c = 0 : i64, trans_a = false, trans_b = true}, writes = [{bytes = 32 : i64, offset = 256 : i64, type = f32}]},
-// CHECK-SAME: {launch = @modelc_kernels::@T_fwd_bwd_k0, writes = [{bytes = 32 : i64, offset = 256 : i64, type = f32}]},
+// CHECK-SAME: {args = array<i64: 0>, launch = @modelc_kernels::@T_fwd_bwd_k0, writes = [{bytes = 32 : i64, offset = 256 : i64, type = f32}]},
 // CHECK-SAME: {gemm = {a = 1024 : i64, ab_dtype = "f32", alpha = 5.000000e-01 : f64, b = 2048 : i64, batch = 3 : i64, beta = 1.000000e+00 : f64, c = 4096 : i64, dtype = "f32", k = 8 : i64, lda = 8 : i64, ldb = 5 : i64, ldc = 5 : i64, m = 2 : i64, n = 5 : i64, stride_a = 16 : i64, stride_b = 40 : i64, stride_c = 10 : i64, trans_a = false, trans_b = false}, writes = [{bytes = 120 : i64, offset = 4096 : i64, type = f32}]}]
 // CHECK-NEXT: return
 

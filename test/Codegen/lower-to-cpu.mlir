@@ -1,9 +1,11 @@
 // --mdl-lower-to-cpu: a planned module partitioned into kernels
-// (--mdl-outline-kernels) becomes the LLVM dialect. Program functions and
-// kernels take the arena as a bare pointer, under C names; mdlrt.gemm calls
-// modelc_gemm_f32/f64 with plain pointer and integer arguments; math without
-// an LLVM intrinsic calls libm; the ABI globals hold the function table, the
-// kernel table and the manifest; no mdl declaration is left.
+// (--mdl-outline-kernels) becomes the LLVM dialect. Program functions take
+// the arena as a bare pointer, kernels their buffers, under C names, with
+// the alignment and aliasing every call of a kernel guarantees; mdlrt.gemm
+// calls modelc_gemm_f32/f64 with plain pointer and integer arguments; math
+// without an LLVM intrinsic calls libm; the ABI globals hold the function
+// table, the kernel table (an entry per kernel that takes the arena and a
+// step's arguments) and the manifest; no mdl declaration is left.
 // RUN: modelc-opt %s --mdl-lower-to-cpu --split-input-file --verify-diagnostics \
 // RUN:   | FileCheck %s --implicit-check-not='{{[ {]mdl(rt)?\.}}'
 
@@ -12,16 +14,16 @@
 // CHECK: llvm.func @tanhf(f32) -> f32
 
 // Kernel 0, the loop nest y = tanh(t), named after its function: internal,
-// never inlined.
+// never inlined; t (at 256) and y (at 192) are 64-byte aligned and apart.
 // CHECK-LABEL: llvm.func internal @modelc_fn_0_T_fwd_bwd_k0(
-// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) attributes {no_inline
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) attributes {no_inline
 // CHECK: llvm.call @tanhf
 // CHECK: llvm.return
 
 // void modelc_fn_0_T_fwd_bwd(uint8_t *arena): t = x * w^T through the
 // runtime's GEMM (transA 0, transB 1, M 2, N 4, K 8, lda 8, ldb 8, ldc 4,
 // batch strides 0, batch 1; x at arena + 128, w at + 0, t at + 256), then
-// the kernel.
+// the kernel on t and y (at + 192).
 // CHECK-LABEL: llvm.func @modelc_fn_0_T_fwd_bwd(
 // CHECK-SAME: %[[ARENA:.*]]: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) {
 // CHECK-DAG: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
@@ -33,6 +35,7 @@
 // CHECK-DAG: %[[BETA:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
 // CHECK-DAG: %[[X:.*]] = llvm.getelementptr %[[ARENA]][128] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-DAG: %[[T:.*]] = llvm.getelementptr %[[ARENA]][256] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-DAG: %[[Y:.*]] = llvm.getelementptr %[[ARENA]][192] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-DAG: %[[XI:.*]] = llvm.ptrtoint %[[X]]
 // CHECK-DAG: %[[XP:.*]] = llvm.inttoptr %[[XI]]
 // CHECK-DAG: %[[WI:.*]] = llvm.ptrtoint %[[ARENA]]
@@ -40,11 +43,21 @@
 // CHECK-DAG: %[[TI:.*]] = llvm.ptrtoint %[[T]]
 // CHECK-DAG: %[[TP:.*]] = llvm.inttoptr %[[TI]]
 // CHECK: llvm.call @modelc_gemm_f32(%[[ZERO]], %[[ONE]], %[[TWO]], %[[FOUR]], %[[EIGHT]], %[[ALPHA]], %[[XP]], %[[EIGHT]], %[[ZERO]], %[[WP]], %[[EIGHT]], %[[ZERO]], %[[BETA]], %[[TP]], %[[FOUR]], %[[ZERO]], %[[ONE]])
-// CHECK-NEXT: llvm.call @modelc_fn_0_T_fwd_bwd_k0(%[[ARENA]]) : (!llvm.ptr) -> ()
+// CHECK-NEXT: llvm.call @modelc_fn_0_T_fwd_bwd_k0(%[[T]], %[[Y]]) : (!llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NEXT: llvm.return
 
 // CHECK-LABEL: llvm.func @modelc_fn_1_I_infer(
 // CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) {
+
+// The kernel's entry for the table: each buffer at the arena plus its
+// offset from the arguments array.
+// CHECK-LABEL: llvm.func internal @modelc_fn_0_T_fwd_bwd_k0_entry(
+// CHECK-SAME: %[[EARENA:.*]]: !llvm.ptr {llvm.align = 64 : i64}, %[[ARGS:.*]]: !llvm.ptr)
+// CHECK: %[[O0:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK: %[[P0:.*]] = llvm.getelementptr %[[EARENA]][%[[O0]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[O1:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK: %[[P1:.*]] = llvm.getelementptr %[[EARENA]][%[[O1]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @modelc_fn_0_T_fwd_bwd_k0(%[[P0]], %[[P1]])
 
 // The runtime's GEMM with C types: pointers, i64 and the element type.
 // CHECK: llvm.func @modelc_gemm_f32(i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64, i64)
@@ -59,7 +72,7 @@
 // CHECK: llvm.insertvalue %[[F2]], %{{.*}}[2] : !llvm.array<3 x ptr>
 // CHECK: llvm.mlir.global external constant @modelc_num_functions(3 : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
 // CHECK-LABEL: llvm.mlir.global external constant @modelc_cpu_kernels() {addr_space = 0 : i32, alignment = 8 : i64} : !llvm.array<1 x ptr> {
-// CHECK: %[[K0:.*]] = llvm.mlir.addressof @modelc_fn_0_T_fwd_bwd_k0 : !llvm.ptr
+// CHECK: %[[K0:.*]] = llvm.mlir.addressof @modelc_fn_0_T_fwd_bwd_k0_entry : !llvm.ptr
 // CHECK: llvm.insertvalue %[[K0]], %{{.*}}[0] : !llvm.array<1 x ptr>
 // CHECK: llvm.mlir.global external constant @modelc_num_cpu_kernels(1 : i64) {addr_space = 0 : i32, alignment = 8 : i64} : i64
 // CHECK: llvm.mlir.global external constant @modelc_manifest("{{.*}}tiny.mdl{{.*}}modelc_fn_1_I_infer{{.*}}modelc_fn_0_T_fwd_bwd{{.*}}") {addr_space = 0 : i32, alignment = 16 : i64}
@@ -77,11 +90,7 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
     %loss = mdl.constant dense<0.0> : tensor<f32>
     mdl.yield %loss : tensor<f32>
   }
-  func.func private @"T.fwd_bwd_k0"(%arena: memref<512xi8>) attributes {mdl.kernel = 0 : i64} {
-    %c192 = arith.constant 192 : index
-    %c256 = arith.constant 256 : index
-    %y = memref.view %arena[%c192][] : memref<512xi8> to memref<2x4xf32>
-    %t = memref.view %arena[%c256][] : memref<512xi8> to memref<2x4xf32>
+  func.func private @"T.fwd_bwd_k0"(%t: memref<2x4xf32>, %y: memref<2x4xf32>) attributes {mdl.kernel = 0 : i64} {
     linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
                     iterator_types = ["parallel", "parallel"]}
         ins(%t : memref<2x4xf32>) outs(%y : memref<2x4xf32>) {
@@ -94,12 +103,14 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
   func.func @"T.fwd_bwd"(%arena: memref<512xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
     %c0 = arith.constant 0 : index
     %c128 = arith.constant 128 : index
+    %c192 = arith.constant 192 : index
     %c256 = arith.constant 256 : index
     %w = memref.view %arena[%c0][] : memref<512xi8> to memref<4x8xf32>
     %x = memref.view %arena[%c128][] : memref<512xi8> to memref<2x8xf32>
+    %y = memref.view %arena[%c192][] : memref<512xi8> to memref<2x4xf32>
     %t = memref.view %arena[%c256][] : memref<512xi8> to memref<2x4xf32>
     mdlrt.gemm %x, %w, %t alpha = 1.0 beta = 0.0 transpose_b : memref<2x8xf32>, memref<4x8xf32>, memref<2x4xf32>
-    call @"T.fwd_bwd_k0"(%arena) : (memref<512xi8>) -> ()
+    call @"T.fwd_bwd_k0"(%t, %y) : (memref<2x4xf32>, memref<2x4xf32>) -> ()
     return
   }
   func.func @"I.infer"(%arena: memref<512xi8>) attributes {mdl.entry = "I", mdl.function = "infer"} {
@@ -112,16 +123,18 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
 
 // -----
 
-// Kernels recompute the scalars they use (here a load from the arena and a
-// loop that sums it): they take only the arena. The kernel table follows
-// the indices, not the module's order.
+// Kernels recompute the scalars they use (here a load from a buffer and a
+// loop that sums it). Calls decide the promises: k1 is called on h (at
+// 896) and h2 (at 904), so 8-byte aligned; k0's second call passes a
+// scalar inside c, so neither of its buffers is noalias. The kernel table
+// follows the indices, not the module's order.
 // CHECK-LABEL: llvm.func internal @modelc_fn_0_E_eval_k1(
-// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) attributes {no_inline
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 8 : i64, llvm.noalias}) attributes {no_inline
 // CHECK: llvm.load %{{.*}} : !llvm.ptr -> f64
 // CHECK: llvm.fadd
 // CHECK: llvm.store
 // CHECK-LABEL: llvm.func internal @modelc_fn_0_E_eval_k0(
-// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.noalias}) attributes {no_inline
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64}, %{{.*}}: !llvm.ptr {llvm.align = 8 : i64}) attributes {no_inline
 // CHECK: llvm.load %{{.*}} : !llvm.ptr -> f64
 
 // A batched f64 GEMM with a broadcast B: batch strides from the 3-D
@@ -135,21 +148,21 @@ module attributes {mdl.arena_bytes = 512 : i64, mdl.persistent_bytes = 256 : i64
 // CHECK-DAG: %[[FIFTEEN:.*]] = llvm.mlir.constant(15 : i64) : i64
 // CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f64) : f64
 // CHECK: llvm.call @modelc_gemm_f64(%[[ZERO]], %[[ZERO]], %[[THREE]], %[[FOUR]], %[[FIVE]], %[[ONE]], %{{[0-9]+}}, %[[FIVE]], %[[FIFTEEN]], %{{[0-9]+}}, %[[FOUR]], %[[ZERO]], %[[ONE]], %{{[0-9]+}}, %[[FOUR]], %[[TWELVE]], %[[THREE]])
-// CHECK-NEXT: llvm.call @modelc_fn_0_E_eval_k0(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NEXT: llvm.call @modelc_fn_0_E_eval_k0(%{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NEXT: llvm.call @modelc_fn_0_E_eval_k1(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NEXT: llvm.call @modelc_fn_0_E_eval_k1(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NEXT: llvm.call @modelc_fn_0_E_eval_k0(%{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NEXT: llvm.return
 
 // CHECK-LABEL: llvm.mlir.global external constant @modelc_cpu_kernels()
-// CHECK: llvm.mlir.addressof @modelc_fn_0_E_eval_k0
-// CHECK: llvm.mlir.addressof @modelc_fn_0_E_eval_k1
+// CHECK: llvm.mlir.addressof @modelc_fn_0_E_eval_k0_entry
+// CHECK: llvm.mlir.addressof @modelc_fn_0_E_eval_k1_entry
 // CHECK: llvm.mlir.global external constant @modelc_num_cpu_kernels(2 : i64)
 module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64} {
-  func.func private @"E.eval_k1"(%arena: memref<1024xi8>) attributes {mdl.kernel = 1 : i64} {
+  func.func private @"E.eval_k1"(%h: memref<f64>) attributes {mdl.kernel = 1 : i64} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c3 = arith.constant 3 : index
-    %c896 = arith.constant 896 : index
-    %h = memref.view %arena[%c896][] : memref<1024xi8> to memref<f64>
     %s = memref.load %h[] : memref<f64>
     %sum = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %s) -> (f64) {
       %next = arith.addf %acc, %s : f64
@@ -158,11 +171,7 @@ module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64}
     memref.store %sum, %h[] : memref<f64>
     return
   }
-  func.func private @"E.eval_k0"(%arena: memref<1024xi8>) attributes {mdl.kernel = 0 : i64} {
-    %c512 = arith.constant 512 : index
-    %c896 = arith.constant 896 : index
-    %c = memref.view %arena[%c512][] : memref<1024xi8> to memref<3x3x4xf64>
-    %h = memref.view %arena[%c896][] : memref<1024xi8> to memref<f64>
+  func.func private @"E.eval_k0"(%c: memref<3x3x4xf64>, %h: memref<f64>) attributes {mdl.kernel = 0 : i64} {
     %s = memref.load %h[] : memref<f64>
     linalg.fill ins(%s : f64) outs(%c : memref<3x3x4xf64>)
     return
@@ -171,12 +180,20 @@ module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64}
     %c0 = arith.constant 0 : index
     %c384 = arith.constant 384 : index
     %c512 = arith.constant 512 : index
+    %c520 = arith.constant 520 : index
+    %c896 = arith.constant 896 : index
+    %c904 = arith.constant 904 : index
     %a = memref.view %arena[%c0][] : memref<1024xi8> to memref<3x3x5xf64>
     %b = memref.view %arena[%c384][] : memref<1024xi8> to memref<5x4xf64>
     %c = memref.view %arena[%c512][] : memref<1024xi8> to memref<3x3x4xf64>
+    %h = memref.view %arena[%c896][] : memref<1024xi8> to memref<f64>
+    %h2 = memref.view %arena[%c904][] : memref<1024xi8> to memref<f64>
+    %inside = memref.view %arena[%c520][] : memref<1024xi8> to memref<f64>
     mdlrt.gemm %a, %b, %c alpha = 1.0 beta = 1.0 : memref<3x3x5xf64>, memref<5x4xf64>, memref<3x3x4xf64>
-    call @"E.eval_k0"(%arena) : (memref<1024xi8>) -> ()
-    call @"E.eval_k1"(%arena) : (memref<1024xi8>) -> ()
+    call @"E.eval_k0"(%c, %h) : (memref<3x3x4xf64>, memref<f64>) -> ()
+    call @"E.eval_k1"(%h) : (memref<f64>) -> ()
+    call @"E.eval_k1"(%h2) : (memref<f64>) -> ()
+    call @"E.eval_k0"(%c, %inside) : (memref<3x3x4xf64>, memref<f64>) -> ()
     return
   }
 }

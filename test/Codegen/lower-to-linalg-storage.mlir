@@ -139,7 +139,7 @@ func.func @no_op_accesses() {
 // CHECK: %[[SEED:.*]] = arith.fptoui %[[SEEDF]] : f64 to i64
 // CHECK: %[[CTRF:.*]] = tensor.extract %[[CTRT]][] : tensor<f64>
 // CHECK: %[[CTR:.*]] = arith.fptoui %[[CTRF]] : f64 to i64
-// CHECK: %[[SALT:.*]] = arith.constant -2691343689449507777 : i64
+// CHECK: %[[SALT:.*]] = mdlrt.launch_constant -2691343689449507777
 // CHECK: %[[K0:.*]] = arith.xori %[[SEED]], %[[SALT]] : i64
 // CHECK: %[[S30:.*]] = arith.constant 30 : i64
 // CHECK: %[[SH30:.*]] = arith.shrui %[[K0]], %[[S30]] : i64

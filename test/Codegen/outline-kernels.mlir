@@ -1,9 +1,10 @@
 // --mdl-outline-kernels: each piece of work of a planned program function
 // (an op with regions, memref.copy, a scalar memref.store) becomes a kernel
-// that takes only the arena and recomputes the views, constants and scalars
-// it uses; mdlrt.gemm stays; kernels are numbered across the module in
-// function order. The second RUN shows that the pass leaves its own output
-// as it is.
+// that takes the buffers it touches as arguments (views of the arena, in
+// the order the work first uses them) and recomputes the constants and
+// scalars it uses; mdlrt.gemm stays; kernels are numbered across the module
+// in function order and calls pass the views. The second RUN shows that
+// the pass leaves its own output as it is.
 // RUN: modelc-opt %s --mdl-outline-kernels --split-input-file --verify-diagnostics \
 // RUN:   | FileCheck %s
 // RUN: modelc-opt %s --mdl-outline-kernels --mdl-outline-kernels --split-input-file \
@@ -12,15 +13,8 @@
 // Kernel 0: the dropout-like linalg op, with the seed hash recomputed from
 // the hyper buffers at 192 and 256 (the GEMM before it writes [384, 416)).
 // CHECK-LABEL: func.func private @T.fwd_bwd_k0
-// CHECK-SAME: (%[[ARENA:.*]]: memref<1024xi8>) attributes {mdl.kernel = 0 : i64} {
-// CHECK-DAG: %[[C192:.*]] = arith.constant 192 : index
-// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
-// CHECK-DAG: %[[C320:.*]] = arith.constant 320 : index
-// CHECK-DAG: %[[C384:.*]] = arith.constant 384 : index
-// CHECK-DAG: %[[SEEDBUF:.*]] = memref.view %[[ARENA]][%[[C192]]][] : memref<1024xi8> to memref<f64>
-// CHECK-DAG: %[[CTRBUF:.*]] = memref.view %[[ARENA]][%[[C256]]][] : memref<1024xi8> to memref<f64>
-// CHECK-DAG: %[[Y:.*]] = memref.view %[[ARENA]][%[[C320]]][] : memref<1024xi8> to memref<2x4xf32>
-// CHECK-DAG: %[[T:.*]] = memref.view %[[ARENA]][%[[C384]]][] : memref<1024xi8> to memref<2x4xf32>
+// CHECK-SAME: (%[[T:.*]]: memref<2x4xf32>, %[[Y:.*]]: memref<2x4xf32>, %[[SEEDBUF:.*]]: memref<f64>, %[[CTRBUF:.*]]: memref<f64>) attributes {mdl.kernel = 0 : i64} {
+// CHECK-NOT: memref.view
 // CHECK: %[[SEED:.*]] = memref.load %[[SEEDBUF]][] : memref<f64>
 // CHECK: %[[SEEDI:.*]] = arith.fptoui %[[SEED]] : f64 to i64
 // CHECK: %[[CTR:.*]] = memref.load %[[CTRBUF]][] : memref<f64>
@@ -32,9 +26,10 @@
 // CHECK: return
 // CHECK-NEXT: }
 
-// Kernel 1: the loop (an embedding-gradient-like scatter), whole.
+// Kernel 1: the loop (an embedding-gradient-like scatter), whole, on the
+// index, input and table buffers.
 // CHECK-LABEL: func.func private @T.fwd_bwd_k1
-// CHECK-SAME: (%[[ARENA:.*]]: memref<1024xi8>) attributes {mdl.kernel = 1 : i64} {
+// CHECK-SAME: (%{{.*}}: memref<2xindex>, %{{.*}}: memref<2x8xf32>, %{{.*}}: memref<4x8xf32>) attributes {mdl.kernel = 1 : i64} {
 // CHECK-NOT: memref.load
 // CHECK: scf.for
 // CHECK: memref.load
@@ -43,8 +38,8 @@
 
 // Kernel 2: the copy.
 // CHECK-LABEL: func.func private @T.fwd_bwd_k2
-// CHECK-SAME: attributes {mdl.kernel = 2 : i64} {
-// CHECK: memref.copy
+// CHECK-SAME: (%[[FROM:.*]]: memref<2x4xf32>, %[[TO:.*]]: memref<2x4xf32>) attributes {mdl.kernel = 2 : i64} {
+// CHECK-NEXT: memref.copy %[[FROM]], %[[TO]]
 // CHECK-NEXT: return
 
 // Kernel 3: the same hash, cloned again.
@@ -56,17 +51,26 @@
 // CHECK: linalg.generic
 // CHECK: return
 
-// The program function: the GEMM and the calls, in the original order; the
-// loads, the hash and the views only kernels used are gone.
+// The program function: the GEMM and the calls, in the original order,
+// each passing its views; the loads and the hash only kernels used are
+// gone.
 // CHECK-LABEL: func.func @T.fwd_bwd
 // CHECK-SAME: (%[[ARENA:.*]]: memref<1024xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+// CHECK-DAG: %[[C192:.*]] = arith.constant 192 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG: %[[C320:.*]] = arith.constant 320 : index
+// CHECK-DAG: %[[C384:.*]] = arith.constant 384 : index
+// CHECK-DAG: %[[SEEDBUF:.*]] = memref.view %[[ARENA]][%[[C192]]][] : memref<1024xi8> to memref<f64>
+// CHECK-DAG: %[[CTRBUF:.*]] = memref.view %[[ARENA]][%[[C256]]][] : memref<1024xi8> to memref<f64>
+// CHECK-DAG: %[[Y:.*]] = memref.view %[[ARENA]][%[[C320]]][] : memref<1024xi8> to memref<2x4xf32>
+// CHECK-DAG: %[[T:.*]] = memref.view %[[ARENA]][%[[C384]]][] : memref<1024xi8> to memref<2x4xf32>
 // CHECK-NOT: memref.load
 // CHECK-NOT: arith.xori
 // CHECK: mdlrt.gemm
-// CHECK-NEXT: call @T.fwd_bwd_k0(%[[ARENA]]) : (memref<1024xi8>) -> ()
-// CHECK-NEXT: call @T.fwd_bwd_k1(%[[ARENA]]) : (memref<1024xi8>) -> ()
-// CHECK-NEXT: call @T.fwd_bwd_k2(%[[ARENA]]) : (memref<1024xi8>) -> ()
-// CHECK-NEXT: call @T.fwd_bwd_k3(%[[ARENA]]) : (memref<1024xi8>) -> ()
+// CHECK-NEXT: call @T.fwd_bwd_k0(%[[T]], %[[Y]], %[[SEEDBUF]], %[[CTRBUF]]) : (memref<2x4xf32>, memref<2x4xf32>, memref<f64>, memref<f64>) -> ()
+// CHECK: call @T.fwd_bwd_k1(
+// CHECK: call @T.fwd_bwd_k2(%[[Y]], %{{.*}}) : (memref<2x4xf32>, memref<2x4xf32>) -> ()
+// CHECK-NEXT: call @T.fwd_bwd_k3(%[[Y]], %[[T]], %[[SEEDBUF]], %[[CTRBUF]])
 // CHECK-NEXT: return
 
 // The next function's kernels continue the numbering. Kernel 4 recomputes
@@ -80,13 +84,13 @@
 // CHECK: arith.mulf %{{.*}}, %[[LR]] : f32
 // CHECK: return
 // CHECK-LABEL: func.func private @T.update_k5
-// CHECK-SAME: attributes {mdl.kernel = 5 : i64} {
-// CHECK: %[[LR:.*]] = memref.load
+// CHECK-SAME: (%[[OUT:.*]]: memref<f64>, %[[LRBUF:.*]]: memref<f64>) attributes {mdl.kernel = 5 : i64} {
+// CHECK: %[[LR:.*]] = memref.load %[[LRBUF]]
 // CHECK: %[[SUM:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[LR]]) -> (f64)
-// CHECK: memref.store %[[SUM]]
+// CHECK: memref.store %[[SUM]], %[[OUT]]
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @T.update
-// CHECK-NEXT: call @T.update_k4
+// CHECK: call @T.update_k4
 // CHECK-NEXT: call @T.update_k5
 // CHECK-NEXT: return
 module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 1024 : i64} {
@@ -169,6 +173,47 @@ module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 1024 : i
       scf.yield %next : f64
     }
     memref.store %sum, %lr_out[] : memref<f64>
+    return
+  }
+}
+
+// -----
+
+// A contiguous operand cut from a larger buffer is a buffer of its own (a
+// view at its first byte, 64 + 2 * 16), so that the kernel does not depend
+// on where it lies; a strided one stays a subview of its whole buffer in
+// the kernel. A launch constant is an i64 argument.
+// CHECK-LABEL: func.func private @T.fwd_bwd_k0
+// CHECK-SAME: (%[[ROW:.*]]: memref<4xf32>, %[[SALT:.*]]: i64) attributes {mdl.kernel = 0 : i64} {
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[ROW]] : memref<4xf32>)
+// CHECK: arith.uitofp %[[SALT]]
+// CHECK-LABEL: func.func private @T.fwd_bwd_k1
+// CHECK-SAME: (%[[WHOLE:.*]]: memref<4x4xf32>) attributes {mdl.kernel = 1 : i64} {
+// CHECK: %[[COLUMN:.*]] = memref.subview %[[WHOLE]][0, 1] [4, 1] [1, 1]
+// CHECK: linalg.fill {{.*}} outs(%[[COLUMN]]
+// CHECK-LABEL: func.func @T.fwd_bwd
+// CHECK-SAME: (%[[ARENA:.*]]: memref<256xi8>)
+// CHECK-DAG: %[[C96:.*]] = arith.constant 96 : index
+// CHECK-DAG: %[[OWN:.*]] = memref.view %[[ARENA]][%[[C96]]][] : memref<256xi8> to memref<4xf32>
+// CHECK-DAG: %[[SALTV:.*]] = mdlrt.launch_constant 12345
+// CHECK: call @T.fwd_bwd_k0(%[[OWN]], %[[SALTV]]) : (memref<4xf32>, i64) -> ()
+// CHECK: call @T.fwd_bwd_k1(%{{.*}}) : (memref<4x4xf32>) -> ()
+module attributes {mdl.arena_bytes = 256 : i64, mdl.persistent_bytes = 256 : i64} {
+  func.func @"T.fwd_bwd"(%arena: memref<256xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    %m = memref.view %arena[%c64][] : memref<256xi8> to memref<4x4xf32>
+    %row = memref.subview %m[2, 0] [1, 4] [1, 1] : memref<4x4xf32> to memref<4xf32, strided<[1], offset: 8>>
+    %salt = mdlrt.launch_constant 12345
+    linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+        outs(%row : memref<4xf32, strided<[1], offset: 8>>) {
+    ^bb0(%out: f32):
+      %f = arith.uitofp %salt : i64 to f32
+      linalg.yield %f : f32
+    }
+    %column = memref.subview %m[0, 1] [4, 1] [1, 1] : memref<4x4xf32> to memref<4x1xf32, strided<[4, 1], offset: 1>>
+    linalg.fill ins(%zero : f32) outs(%column : memref<4x1xf32, strided<[4, 1], offset: 1>>)
     return
   }
 }

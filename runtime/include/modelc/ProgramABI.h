@@ -13,16 +13,22 @@ extern "C" {
 /// manifest's arena_bytes long) and nothing else.
 typedef void (*modelc_fn)(uint8_t *arena);
 
+/// The entry of a kernel (docs/codegen/kernels.md): runs it with its
+/// arguments as a GPU launch step records them (GpuStep.args): for each
+/// parameter of the kernel (GpuKernel.params), a buffer's byte offset in
+/// the arena or a 64-bit value.
+typedef void (*modelc_kernel_fn)(uint8_t *arena, const uint64_t *args);
+
 /// Defined by the generated object file.
 extern const uint8_t modelc_manifest[];   /* flatbuffer, schema/manifest.fbs */
 extern const uint64_t modelc_manifest_size;
 extern const modelc_fn modelc_functions[];
 extern const uint64_t modelc_num_functions;
-/// The kernels of the program functions (docs/codegen/kernels.md) in index
-/// order: kernel i of the CPU program, one piece of a function's work. Not
-/// called by the runtime; a test runs kernel i on the CPU and on the GPU
-/// from the same arena and compares.
-extern const modelc_fn modelc_cpu_kernels[];
+/// The distinct kernels of the program functions (docs/codegen/kernels.md)
+/// in index order: kernel i of the CPU program, a piece of work that one or
+/// more steps run on their own arguments. Only kernelcheck calls them: it
+/// runs a step on the CPU and on the GPU from the same arena and compares.
+extern const modelc_kernel_fn modelc_cpu_kernels[];
 extern const uint64_t modelc_num_cpu_kernels;
 
 /// Defined by the runtime, called by generated code: row-major

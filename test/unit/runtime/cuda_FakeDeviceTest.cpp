@@ -44,7 +44,9 @@ protected:
     live_ = reinterpret_cast<int (*)()>(dlsym(lib_, "fakeCudaLive"));
     ASSERT_TRUE(log_ && clear_ && live_);
     clear_();
-    spec.images[2].data = {'c', 'u', 'b', 'i', 'n', '9', '0'};
+    std::string cubin =
+        "cubin90 .entry k0(.param .u64 p0) .entry k1(.param .u64 p0)";
+    spec.images[2].data = std::vector<uint8_t>(cubin.begin(), cubin.end());
   }
   void TearDown() override {
     device.reset();
@@ -163,14 +165,42 @@ TEST_F(CudaFakeDevice, FirstRunEagerSecondCapturedThenReplayed) {
   openOk();
   calls();
   ASSERT_TRUE(device->run(0).ok());
-  EXPECT_EQ(calls(), "k0<4,256> gemm32 k1<1,32> ");
+  EXPECT_EQ(calls(), "k0<4,256>(@0) gemm32 k1<1,32>(@0) ");
   ASSERT_TRUE(device->run(0).ok());
-  EXPECT_EQ(calls(), "capture instantiate graph k0<4,256> gemm32 k1<1,32> ");
+  EXPECT_EQ(calls(),
+            "capture instantiate graph k0<4,256>(@0) gemm32 k1<1,32>(@0) ");
   ASSERT_TRUE(device->run(0).ok());
-  EXPECT_EQ(calls(), "graph k0<4,256> gemm32 k1<1,32> ");
+  EXPECT_EQ(calls(), "graph k0<4,256>(@0) gemm32 k1<1,32>(@0) ");
   ASSERT_TRUE(device->run(1).ok());
-  EXPECT_EQ(calls(), "k0<4,256> ");
+  EXPECT_EQ(calls(), "k0<4,256>(@0) ");
   ASSERT_TRUE(device->synchronize().ok());
+  EXPECT_EQ(counter(), 7u);
+}
+
+// One kernel launched twice with other arguments, as the layers of a model
+// launch their shared kernels: each launch passes its own device pointers
+// (arena offsets) and values, eagerly and in the captured graph.
+TEST_F(CudaFakeDevice, LaunchesPassTheirArgumentsAlsoInGraphs) {
+  spec.kernels[0].buffers = {true, true, false};
+  spec.images[2].data.reset();
+  spec.functions[0].steps = {TestStep::launch(0, {0, 512, 7}),
+                             TestStep::launch(0, {0, 1024, 9}),
+                             TestStep::launch(1, {2048})};
+  spec.functions[1].steps = {TestStep::launch(1)};
+  openOk();
+  calls();
+  const std::string steps =
+      "k0<4,256>(@0,@512,7) k0<4,256>(@0,@1024,9) k1<1,32>(@2048) ";
+  ASSERT_TRUE(device->run(0).ok());
+  EXPECT_EQ(calls(), steps);
+  ASSERT_TRUE(device->run(0).ok());
+  EXPECT_EQ(calls(), "capture instantiate graph " + steps);
+  ASSERT_TRUE(device->run(0).ok());
+  EXPECT_EQ(calls(), "graph " + steps);
+  ASSERT_TRUE(device->runStep(0, 1).ok());
+  EXPECT_EQ(calls(), "k0<4,256>(@0,@1024,9) ");
+  ASSERT_TRUE(device->synchronize().ok());
+  // k0's first buffer is the arena's start: 3 runs x 2 launches + 1 step.
   EXPECT_EQ(counter(), 7u);
 }
 
@@ -179,10 +209,10 @@ TEST_F(CudaFakeDevice, RunStepRunsOneStepEagerly) {
   calls();
   ASSERT_TRUE(device->runStep(0, 1).ok());
   ASSERT_TRUE(device->runStep(0, 2).ok());
-  EXPECT_EQ(calls(), "gemm32 k1<1,32> ");
+  EXPECT_EQ(calls(), "gemm32 k1<1,32>(@0) ");
   // Steps run alone do not count as runs of the function.
   ASSERT_TRUE(device->run(0).ok());
-  EXPECT_EQ(calls(), "k0<4,256> gemm32 k1<1,32> ");
+  EXPECT_EQ(calls(), "k0<4,256>(@0) gemm32 k1<1,32>(@0) ");
   Status past = device->runStep(0, 3);
   ASSERT_FALSE(past.ok());
   EXPECT_EQ(past.message(), "internal error: step 3 of GPU function 0");
@@ -195,8 +225,8 @@ TEST_F(CudaFakeDevice, GraphsOffRunsEagerly) {
   calls();
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(device->run(0).ok());
-  EXPECT_EQ(calls(), "k0<4,256> gemm32 k1<1,32> k0<4,256> gemm32 k1<1,32> "
-                     "k0<4,256> gemm32 k1<1,32> ");
+  EXPECT_EQ(calls(), "k0<4,256>(@0) gemm32 k1<1,32>(@0) k0<4,256>(@0) gemm32 "
+                     "k1<1,32>(@0) k0<4,256>(@0) gemm32 k1<1,32>(@0) ");
   EXPECT_EQ(counter(), 6u);
 }
 
@@ -285,7 +315,7 @@ TEST_F(CudaFakeDevice, OpenErrors) {
   {
     ScopedEnv sm("FAKE_CUDA_SM", "86");
     std::string bad = "syntax error";
-    spec.images[0].data.assign(bad.begin(), bad.end());
+    spec.images[0].data = std::vector<uint8_t>(bad.begin(), bad.end());
     Result<std::unique_ptr<cuda::Device>> jit = open();
     ASSERT_FALSE(jit.ok());
     EXPECT_EQ(jit.status().exitCode(), kExitInternal);

@@ -75,8 +75,9 @@ protected:
     cuda::Probe probe = cuda::probe();
     if (probe.devices == 0)
       GTEST_SKIP() << "no GPU: " << probe.problem;
-    spec.images = {
-        {"sm_80", false, {kAddOnePtx, kAddOnePtx + std::strlen(kAddOnePtx)}}};
+    spec.images = {{"sm_80", false,
+                    std::vector<uint8_t>(
+                        kAddOnePtx, kAddOnePtx + std::strlen(kAddOnePtx))}};
     spec.kernels = {{"k_add_one", 2, 128}};
     spec.gpuArena = 4096 + (uint64_t(4) << 20);
     spec.workspaceBytes = uint64_t(4) << 20;
@@ -206,7 +207,7 @@ TEST_F(CudaGpuDevice, CubinFromPtxas) {
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
   // Only the cubin: the device must load it, not fall back to PTX.
-  spec.images = {{arch, true, bytes}};
+  spec.images = {{arch, true, std::move(bytes)}};
   checkSteps<float>(TestGemm{});
 }
 

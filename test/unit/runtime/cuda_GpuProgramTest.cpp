@@ -50,7 +50,10 @@ TEST(CudaGpuProgram, ValidSectionIsCopied) {
   EXPECT_EQ(info->images[2].arch, "sm_90");
   EXPECT_EQ(info->images[2].sm, 90);
   EXPECT_TRUE(info->images[2].cubin);
-  EXPECT_EQ(info->images[0].size, 6u);
+  std::string ptx(reinterpret_cast<const char *>(info->images[0].data),
+                  info->images[0].size);
+  EXPECT_EQ(ptx, "// PTX .entry k0(.param .u64 p0) .entry k1(.param .u64 p0)");
+  EXPECT_EQ(info->parts, 1u);
   ASSERT_EQ(info->kernels.size(), 2u);
   EXPECT_EQ(info->kernels[0].name, "k0");
   EXPECT_EQ(info->kernels[0].grid, 4u);
@@ -60,6 +63,8 @@ TEST(CudaGpuProgram, ValidSectionIsCopied) {
   ASSERT_EQ(info->functions[0].steps.size(), 3u);
   EXPECT_EQ(info->functions[0].steps[1].kind, GpuStepInfo::Kind::Gemm);
   EXPECT_EQ(info->functions[0].steps[2].kernel, 1u);
+  EXPECT_EQ(info->functions[0].steps[2].args, std::vector<uint64_t>{0});
+  EXPECT_EQ(info->kernels[1].bufferParams, std::vector<bool>{true});
   ASSERT_EQ(info->gemms.size(), 1u);
   EXPECT_EQ(info->gemms[0].dtype, DType::F32);
   EXPECT_EQ(info->gemms[0].ab, DType::F32);
@@ -94,6 +99,59 @@ TEST(CudaGpuProgram, KernelIndexOutOfRange) {
   spec.functions[1].steps[0].kernel = 2;
   EXPECT_EQ(failure(spec), corrupt("function update step 0 launches kernel 2 "
                                    "of 2"));
+}
+
+TEST(CudaGpuProgram, LaunchArgumentsMatchTheKernel) {
+  GpuProgramSpec spec;
+  spec.kernels[0].buffers = {true, false, true};
+  spec.functions[1].steps[0] = TestStep::launch(0, {64, 12345, 4096});
+  spec.functions[0].steps[0] = TestStep::launch(0, {0, 7, 128});
+  Result<GpuProgramInfo> info = read(spec);
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_EQ(info->kernels[0].bufferParams,
+            (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(info->functions[1].steps[0].args,
+            (std::vector<uint64_t>{64, 12345, 4096}));
+
+  GpuProgramSpec fewer = spec;
+  fewer.functions[1].steps[0] = TestStep::launch(0, {64, 1});
+  EXPECT_EQ(failure(fewer), corrupt("function update step 0 passes 2 "
+                                    "argument(s) to kernel k0, which has 3 "
+                                    "parameter(s)"));
+  // A value may be anything; a buffer must start inside the CPU arena.
+  GpuProgramSpec past = spec;
+  past.functions[1].steps[0] = TestStep::launch(0, {64, 1, 4097});
+  EXPECT_EQ(failure(past), corrupt("function update step 0 passes kernel k0 "
+                                   "arena offset 4097, past the 4096-byte "
+                                   "arena"));
+}
+
+TEST(CudaGpuProgram, KernelsInParts) {
+  GpuProgramSpec spec;
+  spec.kernels[1].part = 1;
+  std::vector<uint8_t> cubin = {'c'};
+  spec.images = {{"sm_80", false, std::nullopt, 0},
+                 {"sm_80", false, std::nullopt, 1},
+                 {"sm_90", true, cubin, 0},
+                 {"sm_90", true, cubin, 1}};
+  Result<GpuProgramInfo> info = read(spec);
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_EQ(info->parts, 2u);
+  EXPECT_EQ(info->kernels[1].part, 1u);
+  EXPECT_EQ(cuda::imagesOfParts(info->images, 2, 2),
+            (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(*cuda::selectImage(info->images, 86), 0u);
+
+  GpuProgramSpec missing = spec;
+  missing.images.pop_back();
+  EXPECT_EQ(failure(missing), corrupt("the cubin of sm_90 has no image of "
+                                      "part 1"));
+  GpuProgramSpec twice = spec;
+  twice.images.push_back({"sm_80", false, std::nullopt, 1});
+  EXPECT_EQ(failure(twice), corrupt("two PTX images of sm_80 part 1"));
+  GpuProgramSpec outside = spec;
+  outside.kernels[1].part = 2;
+  EXPECT_EQ(failure(outside), corrupt("kernel k1 is in part 2 of 2"));
 }
 
 TEST(CudaGpuProgram, BlockSizes) {
@@ -261,7 +319,7 @@ TEST(CudaGpuProgram, ArenaSmallerThanTheCpuOne) {
 
 TEST(CudaGpuProgram, Images) {
   GpuProgramSpec empty;
-  empty.images[1].data.clear();
+  empty.images[1].data = std::vector<uint8_t>{};
   EXPECT_EQ(failure(empty), corrupt("image 1 (PTX sm_90) is empty"));
   GpuProgramSpec badArch;
   badArch.images[0].arch = "compute_80";

@@ -26,18 +26,42 @@ flatbuffers::Offset<fb::GpuGemm> buildGemm(flatbuffers::FlatBufferBuilder &fbb,
                            g.strideB, g.c, g.ldc, g.strideC, g.batch, g.ab);
 }
 
+/// The text the fake libcuda reads the kernels' parameters from.
+std::vector<uint8_t> declareKernels(const GpuProgramSpec &spec, uint32_t part) {
+  std::string text = "// PTX";
+  for (const TestKernel &k : spec.kernels) {
+    if (k.part != part)
+      continue;
+    text += " .entry " + k.name + "(";
+    for (size_t i = 0; i < k.buffers.size(); ++i)
+      text +=
+          (i ? ", " : "") + std::string(".param .u64 p") + std::to_string(i);
+    text += ")";
+  }
+  return {text.begin(), text.end()};
+}
+
 flatbuffers::Offset<fb::GpuProgram>
 buildGpu(flatbuffers::FlatBufferBuilder &fbb, const GpuProgramSpec &spec) {
   std::vector<flatbuffers::Offset<fb::GpuImage>> images;
-  for (const TestImage &image : spec.images)
+  for (const TestImage &image : spec.images) {
+    std::vector<uint8_t> data =
+        image.data ? *image.data : declareKernels(spec, image.part);
     images.push_back(fb::CreateGpuImageDirect(
         fbb, image.arch.c_str(),
-        image.cubin ? fb::GpuImageKind::Cubin : fb::GpuImageKind::Ptx,
-        &image.data));
+        image.cubin ? fb::GpuImageKind::Cubin : fb::GpuImageKind::Ptx, &data,
+        image.part));
+  }
   std::vector<flatbuffers::Offset<fb::GpuKernel>> kernels;
-  for (const TestKernel &k : spec.kernels)
+  for (const TestKernel &k : spec.kernels) {
+    std::vector<fb::GpuParamKind> params;
+    for (bool buffer : k.buffers)
+      params.push_back(buffer ? fb::GpuParamKind::Buffer
+                              : fb::GpuParamKind::U64);
     kernels.push_back(fb::CreateGpuKernelDirect(fbb, k.name.c_str(), k.grid,
-                                                k.block, k.sharedBytes));
+                                                k.block, k.sharedBytes, 0,
+                                                &params, k.part));
+  }
   std::vector<flatbuffers::Offset<fb::GpuFunction>> functions;
   for (const TestFunction &f : spec.functions) {
     std::vector<flatbuffers::Offset<fb::GpuStep>> steps;
@@ -54,7 +78,8 @@ buildGpu(flatbuffers::FlatBufferBuilder &fbb, const GpuProgramSpec &spec) {
       steps.push_back(
           s.gemm ? fb::CreateGpuStep(fbb, fb::GpuStepKind::Gemm, 0,
                                      buildGemm(fbb, s.gemmSpec))
-                 : fb::CreateGpuStep(fbb, fb::GpuStepKind::Launch, s.kernel));
+                 : fb::CreateGpuStepDirect(fbb, fb::GpuStepKind::Launch,
+                                           s.kernel, 0, nullptr, 0, &s.args));
     }
     functions.push_back(
         fb::CreateGpuFunctionDirect(fbb, f.symbol.c_str(), &steps));

@@ -17,12 +17,19 @@ namespace modelc::rt::test {
 struct TestImage {
   std::string arch;
   bool cubin = false;
-  std::vector<uint8_t> data = {'/', '/', ' ', 'P', 'T', 'X'};
+  /// None: text that declares the spec's kernels of its part with their
+  /// parameters (`.entry k0(.param .u64 p0, ...)`), as the fake libcuda
+  /// reads them.
+  std::optional<std::vector<uint8_t>> data;
+  uint32_t part = 0;
 };
 
 struct TestKernel {
   std::string name;
   uint32_t grid = 1, block = 32, sharedBytes = 0;
+  /// Per parameter: a buffer (true) or a 64-bit value.
+  std::vector<bool> buffers = {true};
+  uint32_t part = 0;
 };
 
 struct TestGemm {
@@ -54,10 +61,14 @@ struct TestStep {
   /// An AllReduce step of bucket `bucket` over `writes` when not empty.
   int64_t bucket = 0;
   std::vector<TestWrite> writes;
-  static TestStep launch(uint32_t k) { return {false, k, {}, 0, {}}; }
-  static TestStep matmul(TestGemm g) { return {true, 0, g, 0, {}}; }
+  /// A launch's arguments: arena offsets of buffers, values.
+  std::vector<uint64_t> args;
+  static TestStep launch(uint32_t k, std::vector<uint64_t> args = {0}) {
+    return {false, k, {}, 0, {}, std::move(args)};
+  }
+  static TestStep matmul(TestGemm g) { return {true, 0, g, 0, {}, {}}; }
   static TestStep allReduce(int64_t bucket, std::vector<TestWrite> writes) {
-    return {false, 0, {}, bucket, std::move(writes)};
+    return {false, 0, {}, bucket, std::move(writes), {}};
   }
 };
 

@@ -57,7 +57,9 @@ TEST_F(DriverTest, DescribeJson) {
   EXPECT_EQ(f32["by_role"]["gradients"], 12);
 }
 
-// A cuda,cpu program: the GPU's memory plan, kernel count and images too.
+// A cuda,cpu program: the GPU's memory plan, kernel count and images too,
+// and what each function launches per call: fit.fwd_bwd launches k0 twice
+// and k1 once, fit.update k1 once; a step is one of each (accumulate 1).
 TEST_F(DriverTest, DescribeGpu) {
   options.targets = {"cuda", "cpu"};
   options.withGpu = true;
@@ -67,8 +69,14 @@ TEST_F(DriverTest, DescribeGpu) {
        {std::string("targets cuda, cpu\n"),
         std::string("memory plan (GPU)\n  arena       "),
         std::string("  workspace   1.0 KiB (1024 bytes, cuBLASLt)\n"),
-        std::string("  kernels     0\n"),
-        std::string("  images      sm_80 (PTX ")})
+        std::string("  kernels     2 distinct\n"),
+        std::string("  images      sm_80 (PTX "),
+        std::string("  fit.fwd_bwd     3 launches of 2 kernels, 0 GEMMs, 0 "
+                    "all-reduces\n"),
+        std::string("  fit.update      1 launches of 1 kernels, 0 GEMMs, 0 "
+                    "all-reduces\n"),
+        std::string("  per optimizer step of fit: 4 nodes (1 x fwd_bwd + "
+                    "update)\n")})
     EXPECT_NE(r.out.find(expected), std::string::npos)
         << "missing: " << expected << "\nin:\n"
         << r.out;
@@ -76,7 +84,13 @@ TEST_F(DriverTest, DescribeGpu) {
   ASSERT_EQ(r.code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["gpu"]["workspace_bytes"], 1024);
-  EXPECT_EQ(j["gpu"]["kernels"], 0);
+  EXPECT_EQ(j["gpu"]["kernels"], 2);
+  EXPECT_EQ(j["gpu"]["functions"][0]["name"], "fit.fwd_bwd");
+  EXPECT_EQ(j["gpu"]["functions"][0]["launches"], 3);
+  EXPECT_EQ(j["gpu"]["functions"][0]["distinct_kernels"], 2);
+  EXPECT_EQ(j["gpu"]["functions"][0]["graph_nodes"], 3);
+  EXPECT_EQ(j["gpu"]["functions"][1]["launches"], 1);
+  EXPECT_EQ(j["gpu"]["optimizer_steps"]["fit"]["graph_nodes"], 4);
   EXPECT_EQ(j["gpu"]["images"][0]["arch"], "sm_80");
   EXPECT_EQ(j["gpu"]["images"][0]["kind"], "ptx");
   EXPECT_GT(j["gpu"]["arena_bytes"].get<uint64_t>(),

@@ -312,14 +312,31 @@ std::vector<uint8_t> buildManifest(const ProgramOptions &o) {
                                          "predict.infer", "predict1.infer"};
     if (o.withEval)
       symbols.push_back("fit.eval");
-    for (const char *symbol : symbols)
-      gpuFunctions.push_back(fb::CreateGpuFunctionDirect(fbb, symbol));
+    // fit.fwd_bwd launches k0 twice (on other buffers) and k1 once;
+    // fit.update launches k1: what describe counts.
+    auto launch = [&](uint32_t kernel, std::vector<uint64_t> args) {
+      return fb::CreateGpuStepDirect(fbb, fb::GpuStepKind::Launch, kernel, 0,
+                                     nullptr, 0, &args);
+    };
+    for (const char *symbol : symbols) {
+      std::vector<flatbuffers::Offset<fb::GpuStep>> steps;
+      if (std::string(symbol) == "fit.fwd_bwd")
+        steps = {launch(0, {0}), launch(0, {64}), launch(1, {0, 7})};
+      else if (std::string(symbol) == "fit.update")
+        steps = {launch(1, {64, 9})};
+      gpuFunctions.push_back(fb::CreateGpuFunctionDirect(fbb, symbol, &steps));
+    }
     std::string ptx = ".version 7.0\n.target sm_80\n.address_size 64\n";
     std::vector<uint8_t> ptxBytes(ptx.begin(), ptx.end());
     std::vector<flatbuffers::Offset<fb::GpuImage>> images{
         fb::CreateGpuImageDirect(fbb, "sm_80", fb::GpuImageKind::Ptx,
                                  &ptxBytes)};
-    std::vector<flatbuffers::Offset<fb::GpuKernel>> kernels;
+    std::vector<fb::GpuParamKind> one = {fb::GpuParamKind::Buffer},
+                                  two = {fb::GpuParamKind::Buffer,
+                                         fb::GpuParamKind::U64};
+    std::vector<flatbuffers::Offset<fb::GpuKernel>> kernels{
+        fb::CreateGpuKernelDirect(fbb, "k0", 1, 32, 0, 0, &one),
+        fb::CreateGpuKernelDirect(fbb, "k1", 1, 32, 0, 0, &two)};
     uint64_t workspace = (offset + 256 + 255) / 256 * 256;
     gpu = fb::CreateGpuProgramDirect(fbb, workspace + 1024, workspace, 1024,
                                      &images, &kernels, &gpuFunctions);

@@ -5,8 +5,11 @@
 // everything at once, except while capturing, when launches and matmuls are
 // recorded into the graph that cuGraphLaunch replays (a stream that waits
 // for an event recorded during a capture joins it, as CUDA's fork and join
-// of streams in a capture). Kernel "kN" adds 1 to
-// the uint32 at arena offset kFakeCounterOffset; cublasLtMatmul computes
+// of streams in a capture). Kernel "kN" takes the `.param`s that its
+// `.entry kN(...)` in the module's text declares (none without one), logs
+// `kN<grid,block>(args)` (an argument inside a device allocation as
+// `@offset`) and adds 1 to the uint32 at its first argument plus
+// kFakeCounterOffset; cublasLtMatmul computes
 // the column-major GEMM its layouts describe. The test reads the calls it
 // saw (fakeCudaLog: launches, matmuls, captures, graph launches, pinned
 // allocations, waits for recorded events) and the handles still alive

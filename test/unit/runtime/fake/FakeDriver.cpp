@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace fake {
 std::string callLog;
@@ -29,6 +30,8 @@ struct CUmod_st {
 };
 struct CUfunc_st {
   std::string name;
+  /// The number of `.param`s its `.entry` declares in the module's text.
+  size_t params = 0;
 };
 struct CUevent_st {
   bool recorded = false;
@@ -42,6 +45,37 @@ struct CUgraphExec_st {
 namespace {
 CUctx_st primaryContext;
 std::atomic<int> retained{0};
+/// Live device allocations, base to size, to print a launch's pointers as
+/// offsets into them.
+std::map<uintptr_t, size_t> allocations;
+std::mutex allocationsMutex;
+
+/// The `.param`s of `.entry NAME(...)` in a PTX text; nullopt without one.
+std::optional<size_t> countEntryParams(const std::string &image,
+                                       const std::string &name) {
+  size_t at = image.find(".entry " + name + "(");
+  if (at == std::string::npos)
+    return std::nullopt;
+  size_t end = image.find(')', at);
+  size_t count = 0;
+  for (size_t p = image.find(".param", at); p < end;
+       p = image.find(".param", p + 1))
+    ++count;
+  return count;
+}
+
+/// A launch argument as the log shows it: `@OFFSET` inside an allocation,
+/// else the value.
+std::string describeArgument(uint64_t value) {
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  auto it = allocations.upper_bound(uintptr_t(value));
+  if (it != allocations.begin()) {
+    --it;
+    if (value - it->first <= it->second)
+      return "@" + std::to_string(value - it->first);
+  }
+  return std::to_string(value);
+}
 } // namespace
 
 extern "C" {
@@ -133,20 +167,36 @@ CUresult CUDAAPI cuModuleUnload(CUmodule m) {
   --live;
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule, const char *n) {
+/// Kernels are named k...; one the module's text declares must be there.
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule m, const char *n) {
   if (n[0] != 'k')
     return CUDA_ERROR_NOT_FOUND;
+  std::optional<size_t> params = countEntryParams(m->image, n);
+  if (!params && m->image.find(".entry") != std::string::npos)
+    return CUDA_ERROR_NOT_FOUND;
   static std::map<std::string, CUfunc_st> functions;
-  *f = &functions.emplace(n, CUfunc_st{n}).first->second;
+  static std::mutex functionsMutex;
+  std::lock_guard<std::mutex> lock(functionsMutex);
+  CUfunc_st &function = functions[std::string(m->image) + '\0' + n];
+  function = CUfunc_st{n, params.value_or(0)};
+  *f = &function;
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t bytes) {
   *p = CUdeviceptr(uintptr_t(std::malloc(bytes)));
   std::memset(reinterpret_cast<void *>(uintptr_t(*p)), 0xAB, bytes);
+  {
+    std::lock_guard<std::mutex> lock(allocationsMutex);
+    allocations[uintptr_t(*p)] = bytes;
+  }
   ++live;
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
+  {
+    std::lock_guard<std::mutex> lock(allocationsMutex);
+    allocations.erase(uintptr_t(p));
+  }
   std::free(reinterpret_cast<void *>(uintptr_t(p)));
   --live;
   return CUDA_SUCCESS;
@@ -246,19 +296,30 @@ CUresult CUDAAPI cuEventDestroy(CUevent e) {
   --live;
   return CUDA_SUCCESS;
 }
+/// Logs `NAME<grid,block>(args)` and adds 1 to the uint32 at the first
+/// argument plus kFakeCounterOffset (a kernel's first buffer is the
+/// arena's start in the tests), when the launch runs.
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
                                 unsigned gz, unsigned bx, unsigned by,
                                 unsigned bz, unsigned shared, CUstream s,
                                 void **params, void **extra) {
   if (gy != 1 || gz != 1 || by != 1 || bz != 1 || shared != 0 || extra ||
-      !params)
+      (!params && f->params > 0))
     return CUDA_ERROR_INVALID_VALUE;
-  CUdeviceptr arena = *static_cast<CUdeviceptr *>(params[0]);
+  // The driver copies the values now: a capture keeps them.
+  std::vector<uint64_t> values(f->params);
+  for (size_t i = 0; i < f->params; ++i)
+    values[i] = *static_cast<uint64_t *>(params[i]);
   std::string name =
-      f->name + "<" + std::to_string(gx) + "," + std::to_string(bx) + ">";
-  s->run([arena, name] {
+      f->name + "<" + std::to_string(gx) + "," + std::to_string(bx) + ">(";
+  for (size_t i = 0; i < values.size(); ++i)
+    name += (i ? "," : "") + describeArgument(values[i]);
+  name += ")";
+  s->run([values, name] {
     note(name);
-    ++*reinterpret_cast<uint32_t *>(uintptr_t(arena + kFakeCounterOffset));
+    if (!values.empty())
+      ++*reinterpret_cast<uint32_t *>(
+          uintptr_t(values[0] + kFakeCounterOffset));
   });
   return CUDA_SUCCESS;
 }
