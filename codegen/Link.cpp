@@ -20,18 +20,13 @@ llvm::Error makeError(const llvm::Twine &message) {
 /// The system libraries the runtime archives need (runtime/CMakeLists.txt),
 /// linked statically where Debian ships an archive, so that a program runs
 /// on a machine with nothing but glibc (a rented GPU machine with another
-/// distribution, say): OpenBLAS with the Fortran runtime it uses, zlib, the
-/// C++ runtime; fmt is header-only in the runtime. CUDA libraries are
-/// dlopen'ed at run time (docs/runtime/cuda.md).
-constexpr llvm::StringLiteral kSystemLibraries[] = {"-l:libopenblas.a",
-                                                    "-l:libgfortran.a",
-                                                    "-l:libquadmath.a",
-                                                    "-l:libz.a",
-                                                    "-static-libstdc++",
-                                                    "-static-libgcc",
-                                                    "-lpthread",
-                                                    "-ldl",
-                                                    "-lm"};
+/// distribution, say): the Fortran runtime OpenBLAS uses, zlib, the C++
+/// runtime; fmt is header-only in the runtime. OpenBLAS itself is the
+/// runtime directory's libmodelc_openblas.a. CUDA libraries are dlopen'ed
+/// at run time (docs/runtime/cuda.md).
+constexpr llvm::StringLiteral kSystemLibraries[] = {
+    "-l:libgfortran.a", "-l:libquadmath.a", "-l:libz.a", "-static-libstdc++",
+    "-static-libgcc",   "-lpthread",        "-ldl",      "-lm"};
 
 /// compiler-rt's builtins archive, found when modelc was built
 /// (codegen/CMakeLists.txt), for the helpers LLVM calls that the C++
@@ -70,18 +65,37 @@ std::optional<llvm::StringRef> fastLinkerFlag() {
   return std::nullopt;
 }
 
+/// `-Wl,--defsym=gotoblas_CORE=gotoblas_KEPT` for each CPU generation whose
+/// OpenBLAS kernels libmodelc_openblas.a leaves out
+/// (runtime/cpu/OpenBlasCores.cmake): OpenBLAS runs the kept generation's
+/// kernels on such a CPU.
+std::vector<std::string> openBlasCoreAliases() {
+  std::vector<std::string> flags;
+#ifdef MODELC_OPENBLAS_CORE_ALIASES
+  llvm::SmallVector<llvm::StringRef> aliases;
+  llvm::StringRef(MODELC_OPENBLAS_CORE_ALIASES).split(aliases, ',');
+  for (llvm::StringRef alias : aliases) {
+    auto [core, kept] = alias.split('=');
+    flags.push_back(
+        ("-Wl,--defsym=gotoblas_" + core + "=gotoblas_" + kept).str());
+  }
+#endif
+  return flags;
+}
+
 } // namespace
 
-llvm::Error linkExecutable(llvm::StringRef object, llvm::StringRef output,
-                           const LinkOptions &options) {
+llvm::Error linkExecutable(llvm::ArrayRef<std::string> objects,
+                           llvm::StringRef output, const LinkOptions &options) {
   llvm::SmallVector<std::string> archives;
-  for (llvm::StringRef name : {"libmodelc_rt_main.a", "libmodelc_rt.a"}) {
+  for (llvm::StringRef name :
+       {"libmodelc_rt_main.a", "libmodelc_rt.a", "libmodelc_openblas.a"}) {
     llvm::SmallString<256> path(options.runtimeDir);
     llvm::sys::path::append(path, name);
     if (!llvm::sys::fs::is_regular_file(path))
       return makeError("the runtime library '" + path +
-                       "' is missing (build the modelc_rt and modelc_rt_main "
-                       "targets, or pass --runtime-dir)");
+                       "' is missing (build the modelc_rt, modelc_rt_main "
+                       "and modelc_openblas targets, or pass --runtime-dir)");
     archives.push_back(path.str().str());
   }
   llvm::ErrorOr<std::string> driver =
@@ -98,21 +112,29 @@ llvm::Error linkExecutable(llvm::StringRef object, llvm::StringRef output,
     return makeError("cannot create a temporary directory: " + ec.message());
   auto removeTempDir = llvm::make_scope_exit(
       [&] { llvm::sys::fs::remove_directories(tempDir); });
-  llvm::SmallString<256> objectPath(tempDir), logPath(tempDir);
-  llvm::sys::path::append(objectPath, "program.o");
+  llvm::SmallString<256> logPath(tempDir);
   llvm::sys::path::append(logPath, "link.log");
-  {
+  std::vector<std::string> objectPaths;
+  for (auto [index, object] : llvm::enumerate(objects)) {
+    llvm::SmallString<256> objectPath(tempDir);
+    llvm::sys::path::append(objectPath,
+                            "program" + std::to_string(index) + ".o");
     std::error_code ec;
     llvm::raw_fd_ostream os(objectPath, ec);
     if (!ec)
       os << object;
     if (ec || os.has_error())
       return makeError("cannot write '" + objectPath + "'");
+    objectPaths.push_back(objectPath.str().str());
   }
 
-  llvm::SmallVector<llvm::StringRef> args = {*driver, objectPath, "-o", output};
+  llvm::SmallVector<llvm::StringRef> args = {*driver};
+  args.append(objectPaths.begin(), objectPaths.end());
+  args.append({"-o", output});
   args.append(archives.begin(), archives.end());
   args.append(std::begin(kSystemLibraries), std::end(kSystemLibraries));
+  std::vector<std::string> aliases = openBlasCoreAliases();
+  args.append(aliases.begin(), aliases.end());
   if (std::optional<llvm::StringRef> builtins = compilerRtBuiltins())
     args.push_back(*builtins);
   std::string chosen = "-fuse-ld=" + options.linker;

@@ -3,6 +3,7 @@
 #ifndef MODELC_CODEGEN_LINK_H
 #define MODELC_CODEGEN_LINK_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -20,16 +21,16 @@ struct LinkOptions {
   std::string linker;
 };
 
-/// Links `object` (the bytes of an object file) with the runtime into the
-/// executable `output`:
-///   c++ OBJ -o OUT DIR/libmodelc_rt_main.a DIR/libmodelc_rt.a
+/// Links `objects` (the bytes of object files: the program's parts) with
+/// the runtime into the executable `output`:
+///   c++ OBJ... -o OUT DIR/libmodelc_rt_main.a DIR/libmodelc_rt.a
 ///       (static OpenBLAS, libgfortran, zlib, C++ runtime)
 ///       [compiler-rt builtins] -fuse-ld=...
-/// The object lives in a private temporary directory, removed afterwards.
+/// The objects live in a private temporary directory, removed afterwards.
 /// A missing runtime library, a missing driver or a failing link is one
 /// error whose message includes what the linker said.
-llvm::Error linkExecutable(llvm::StringRef object, llvm::StringRef output,
-                           const LinkOptions &options);
+llvm::Error linkExecutable(llvm::ArrayRef<std::string> objects,
+                           llvm::StringRef output, const LinkOptions &options);
 
 } // namespace modelc
 

@@ -162,56 +162,83 @@ def MdlLowerToGpu : Pass<"mdl-lower-to-gpu", "mlir::ModuleOp"> {
   let summary = "Map the kernels onto GPU threads; program functions become GPU steps";
   let description = [{
     Takes the outlined module (--mdl-outline-kernels): each `mdl.kernel`
-    function becomes a `gpu.func ... kernel` of `gpu.module @modelc_kernels`
-    that takes the arena, its work mapped onto threads by the table of
-    docs/codegen/gpu.md (elementwise grid-stride, a warp per row of a
-    reduction, a block for a loop, one thread for a scalar store), with its
-    launch shape in `mdl.grid`/`mdl.block`. Each program function gets its
-    steps in `mdl.gpu_steps` (a launch per kernel call, a gemm with static
-    offsets and strides per `mdlrt.gemm`) and an empty body; the kernel
-    functions are erased.
+    function becomes a `gpu.func ... kernel` with the kernel's parameters
+    (a pointer per buffer, an i64 per launch constant), its work mapped
+    onto threads by the table of docs/codegen/gpu.md (elementwise
+    grid-stride, a warp per row of a reduction, a block for a loop, one
+    thread for a scalar store), with its launch shape in
+    `mdl.grid`/`mdl.block`. Each program function gets its steps in
+    `mdl.gpu_steps` (a launch per kernel call with the arena offsets and
+    values it passes, a gemm with static offsets and strides per
+    `mdlrt.gemm`) and an empty body; the kernel functions are erased.
+
+    The kernels go into `parts` gpu.modules (0: one per 64 kernels, at
+    most 16), consecutive kernels together, each marked `mdl.part`, so that
+    the later passes compile the parts in parallel; the kernel table (name,
+    grid, block, parameter kinds, part, reduction length) is left in
+    `mdl.gpu_kernels`.
 
     ```mlir
-    func.func private @"T.fwd_bwd_k0"(%arena: memref<512xi8>) attributes {mdl.kernel = 0 : i64} {
-      ...
+    func.func private @"T.fwd_bwd_k0"(%y: memref<64xf32>) attributes {mdl.kernel = 0 : i64} {
       linalg.generic {iterator_types = ["parallel"]} ... outs(%y : memref<64xf32>)
       return
     }
     func.func @"T.fwd_bwd"(%arena: memref<512xi8>) attributes {mdl.function = "fwd_bwd", ...} {
-      call @"T.fwd_bwd_k0"(%arena) : (memref<512xi8>) -> ()
+      %y = memref.view %arena[%c256][] : memref<512xi8> to memref<64xf32>
+      call @"T.fwd_bwd_k0"(%y) : (memref<64xf32>) -> ()
       return
     }
     // becomes
-    gpu.module @modelc_kernels {
-      gpu.func @T_fwd_bwd_k0(%arena: memref<512xi8>) kernel
-          attributes {known_block_size = array<i32: 256, 1, 1>, mdl.block = 256 : i64, mdl.grid = 1 : i64} {
+    gpu.module @modelc_kernels attributes {mdl.part = 0 : i64} {
+      gpu.func @T_fwd_bwd_k0(%y: memref<64xf32>) kernel
+          attributes {known_block_size = array<i32: 64, 1, 1>, mdl.block = 64 : i64, mdl.grid = 1 : i64} {
         ... scf.for %i = %first to %c64 step %stride { ... } ...
       }
     }
     func.func @"T.fwd_bwd"(%arena: memref<512xi8>) attributes {
         mdl.gpu_steps = [
-          {launch = @modelc_kernels::@T_fwd_bwd_k0}
+          {args = array<i64: 256>, launch = @modelc_kernels::@T_fwd_bwd_k0, writes = [...]}
         ], ...}
     ```
   }];
+  let options = [
+    Option<"parts", "parts", "unsigned", /*default=*/"0",
+           "gpu.modules to put the kernels in (0: one per 64 kernels, at "
+           "most 16)">,
+  ];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
     "mlir::memref::MemRefDialect", "mlir::affine::AffineDialect"];
 }
 
 def MdlSerializeGpu : Pass<"mdl-serialize-gpu", "mlir::ModuleOp"> {
-  let summary = "PTX and cubins of the GPU kernels; the GPU program as an attribute";
+  let summary = "PTX of the GPU kernels; the GPU program as an attribute";
   let description = [{
-    After --mdl-lower-to-gpu: the kernels go to NVVM and through LLVM's
-    NVPTX backend to PTX for each `arch` (gpu-module-to-binary, libdevice
-    linked), ptxas makes a cubin of each when it is found, and the module
-    gets `mdl.gpu_program`: the device arena and cuBLASLt workspace, the
-    kernels with their launch shapes, each program function's steps and the
-    images, as the manifest's GpuProgram wants them (docs/codegen/gpu.md).
+    After --mdl-lower-to-gpu and the lowering of its gpu.modules to NVVM
+    (the stage mdl-kernels-to-gpu): each part goes through LLVM's NVPTX
+    backend to PTX for each `arch` (gpu-module-to-binary's serialiser,
+    libdevice linked), parts and architectures in parallel, and becomes a
+    gpu.binary; the module gets `mdl.gpu_program`: the device arena and
+    cuBLASLt workspace, the kernel table, each program function's steps and
+    the PTX images, as the manifest's GpuProgram wants them
+    (docs/codegen/gpu.md).
   }];
   let options = [
     ListOption<"archs", "arch", "std::string",
                "GPU architectures (default sm_80,sm_90)">,
+  ];
+}
+
+def MdlAssembleGpu : Pass<"mdl-assemble-gpu", "mlir::ModuleOp"> {
+  let summary = "Cubins of the GPU program's PTX images, with ptxas";
+  let description = [{
+    After --mdl-serialize-gpu: when ptxas is found, a cubin of every PTX
+    image (in parallel) joins the images of `mdl.gpu_program` and the `bin`
+    objects of its part's gpu.binary. An architecture that this ptxas does
+    not know keeps its PTX only, with a warning; any other ptxas failure is
+    an error with ptxas's output.
+  }];
+  let options = [
     Option<"ptxasSetting", "ptxas", "std::string", /*default=*/"\"auto\"",
            "ptxas to make cubins: auto (PATH, then /usr/local/cuda/bin), "
            "none, or a path">,

@@ -9,10 +9,19 @@
 
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdl/MdlOps.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
@@ -59,6 +68,32 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   }
 };
 
+/// Each part of the kernels (a gpu.module of --mdl-lower-to-gpu) to NVVM
+/// and the LLVM dialect, ready for --mdl-serialize-gpu. The pass manager
+/// runs the parts in parallel.
+void buildKernelsToNvvmPasses(OpPassManager &pm) {
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(arith::createArithExpandOpsPass());
+  kernels.addPass(createConvertSCFToCFPass());
+  // libdevice and NVVM's math patterns are f32/f64 only: a 16-bit math op
+  // (gelu's tanh or erf on bf16, say) computes in f32 and rounds, as the CPU
+  // target's LLVM promotion and PyTorch's opmath do.
+  kernels.addPass(math::createMathLegalizeToF32());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  // Each buffer argument is one .u64 kernel parameter, its pointer.
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // What NVVM's patterns leave (integer math such as absi, ctpop) as LLVM
+  // intrinsics, which NVPTX has.
+  kernels.addPass(createConvertMathToLLVMPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+}
+
 /// modelc-opt's view of GpuTargetOptions (modelc's --arch and --ptxas).
 struct GpuPipelineCLOptions : public PassPipelineOptions<GpuPipelineCLOptions> {
   ListOption<std::string> archs{
@@ -68,12 +103,18 @@ struct GpuPipelineCLOptions : public PassPipelineOptions<GpuPipelineCLOptions> {
       llvm::cl::desc("ptxas to make cubins: auto (PATH, then "
                      "/usr/local/cuda/bin), none, or a path"),
       llvm::cl::init("auto")};
+  Option<unsigned> parts{
+      *this, "parts",
+      llvm::cl::desc("Parts to compile the kernels in (0: one per 64 "
+                     "kernels, at most 16)"),
+      llvm::cl::init(0)};
 
   GpuTargetOptions get() const {
     GpuTargetOptions options;
     if (!archs.empty())
       options.archs.assign(archs.begin(), archs.end());
     options.ptxas = ptxas;
+    options.parts = parts;
     return options;
   }
 };
@@ -153,11 +194,16 @@ void buildLinalgToKernelsPipeline(OpPassManager &pm,
 
 void buildKernelsToGpuProgramPipeline(OpPassManager &pm,
                                       const GpuTargetOptions &options) {
-  pm.addPass(createMdlLowerToGpu());
+  MdlLowerToGpuOptions lower;
+  lower.parts = options.parts;
+  pm.addPass(createMdlLowerToGpu(lower));
+  buildKernelsToNvvmPasses(pm);
   MdlSerializeGpuOptions serialize;
   serialize.archs = options.archs;
-  serialize.ptxasSetting = options.ptxas;
   pm.addPass(createMdlSerializeGpu(serialize));
+  MdlAssembleGpuOptions assemble;
+  assemble.ptxasSetting = options.ptxas;
+  pm.addPass(createMdlAssembleGpu(assemble));
 }
 
 void buildKernelsToCpuPipeline(OpPassManager &pm,
@@ -176,8 +222,8 @@ void registerModelcPipelines() {
       {buildLinalgToKernelsPipeline});
   PassPipelineRegistration<GpuPipelineCLOptions>(
       "mdl-kernels-to-gpu",
-      "The GPU program of the outlined module: mdl-lower-to-gpu, "
-      "mdl-serialize-gpu (modelc --emit=ptx)",
+      "The GPU program of the outlined module: mdl-lower-to-gpu, the "
+      "lowering to NVVM, mdl-serialize-gpu, mdl-assemble-gpu",
       [](OpPassManager &pm, const GpuPipelineCLOptions &options) {
         buildKernelsToGpuProgramPipeline(pm, options.get());
       });
@@ -224,35 +270,35 @@ InputStage detectInputStage(ModuleOp module) {
 }
 
 LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
-                          InputStage from, PipelineEnd to) {
-  // One timer for both pass managers: --mlir-timing reports them together.
-  DefaultTimingManager timing;
-  applyDefaultTimingManagerCLOptions(timing);
-  TimingScope root = timing.getRootScope();
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  TimingScope kernelsTimer = root.nest("to the kernels");
-  pm.enableTiming(kernelsTimer);
-  if (from == InputStage::Mdl)
-    buildMdlToLinalgPipeline(pm, options);
-  if (to != PipelineEnd::Linalg) {
-    // On a planned module that is already partitioned, the partition
-    // leaves what it finds.
-    if (from == InputStage::Planned) {
-      pm.addPass(createMdlOutlineKernels());
-      pm.addPass(createMdlDedupeKernels());
-    } else
-      buildLinalgToKernelsPipeline(pm, options);
+                          InputStage from, PipelineEnd to,
+                          TimingScope &timing) {
+  {
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    TimingScope kernelsTimer = timing.nest("to the kernels");
+    pm.enableTiming(kernelsTimer);
+    if (from == InputStage::Mdl)
+      buildMdlToLinalgPipeline(pm, options);
+    if (to != PipelineEnd::Linalg) {
+      // On a planned module that is already partitioned, the partition
+      // leaves what it finds.
+      if (from == InputStage::Planned) {
+        pm.addPass(createMdlOutlineKernels());
+        pm.addPass(createMdlDedupeKernels());
+      } else {
+        buildLinalgToKernelsPipeline(pm, options);
+      }
+    }
+    if (failed(pm.run(module)))
+      return failure();
   }
-  if (failed(pm.run(module)))
-    return failure();
   if (to == PipelineEnd::Linalg)
     return success();
   // The GPU program comes from a clone of the outlined module, so the CPU
   // lowering sees it as it is; the manifest it writes takes the program.
   if (options.gpu) {
-    TimingScope gpuTimer = root.nest("GPU program");
+    TimingScope gpuTimer = timing.nest("GPU program");
     if (failed(buildGpuProgram(module, *options.gpu, gpuTimer)))
       return failure();
   }
@@ -261,7 +307,7 @@ LogicalResult runPipeline(ModuleOp module, const PipelineOptions &options,
   PassManager cpu(module.getContext(), ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(cpu)))
     return failure();
-  TimingScope cpuTimer = root.nest("CPU lowering");
+  TimingScope cpuTimer = timing.nest("CPU lowering");
   cpu.enableTiming(cpuTimer);
   buildKernelsToCpuPipeline(cpu, options);
   return cpu.run(module);

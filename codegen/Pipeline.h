@@ -10,6 +10,7 @@
 #include "codegen/gpu/GpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 
 #include <optional>
 
@@ -77,11 +78,12 @@ enum class PipelineEnd { Linalg, GpuProgram, LLVM };
 
 /// Runs the stages from `from` to `to`: mdl-to-linalg,
 /// mdl-linalg-to-kernels, with the cuda target mdl-kernels-to-gpu on a
-/// clone (its GPU program copied to `module`), mdl-kernels-to-cpu.
-/// Diagnostics go to the module's context.
+/// clone (its GPU program copied to `module`), mdl-kernels-to-cpu. Each
+/// stage's passes report under `timing` (--mlir-timing). Diagnostics go to
+/// the module's context.
 mlir::LogicalResult runPipeline(mlir::ModuleOp module,
                                 const PipelineOptions &options, InputStage from,
-                                PipelineEnd to);
+                                PipelineEnd to, mlir::TimingScope &timing);
 
 } // namespace modelc
 

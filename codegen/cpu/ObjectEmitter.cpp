@@ -2,9 +2,12 @@
 // TargetMachine and new pass manager (no llc or clang at compile time).
 #include "codegen/cpu/ObjectEmitter.h"
 
+#include "mlir/IR/Threading.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -12,6 +15,10 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
+
+#include <algorithm>
+#include <mutex>
 
 namespace modelc {
 
@@ -39,8 +46,12 @@ getCpuAndFeatures(const CpuTargetOptions &options) {
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const CpuTargetOptions &options) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  // Registers the target once: the parts' threads create machines too.
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
   std::string triple = llvm::sys::getDefaultTargetTriple();
   std::string error;
   const llvm::Target *target =
@@ -82,9 +93,13 @@ llvm::OptimizationLevel getOptimizationLevel(unsigned level) {
 
 } // namespace
 
+namespace {
+
+/// `module` translated to LLVM IR for the host's triple and the data layout
+/// of `options`' CPU.
 llvm::Expected<std::unique_ptr<llvm::Module>>
-translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
-                     const CpuTargetOptions &options) {
+translate(mlir::ModuleOp module, llvm::LLVMContext &context,
+          const CpuTargetOptions &options) {
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
       createTargetMachine(options);
   if (!machine)
@@ -97,9 +112,17 @@ translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
     return makeError("the LLVM dialect module does not translate to LLVM IR");
   llvmModule->setTargetTriple((*machine)->getTargetTriple().str());
   llvmModule->setDataLayout((*machine)->createDataLayout());
-  if (options.optLevel == 0)
-    return std::move(llvmModule);
+  return std::move(llvmModule);
+}
 
+/// LLVM's default module pipeline at `options.optLevel`.
+llvm::Error optimize(llvm::Module &module, const CpuTargetOptions &options) {
+  if (options.optLevel == 0)
+    return llvm::Error::success();
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createTargetMachine(options);
+  if (!machine)
+    return machine.takeError();
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgsccs;
@@ -120,8 +143,30 @@ translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, cgsccs, modules);
   builder.buildPerModuleDefaultPipeline(getOptimizationLevel(options.optLevel))
-      .run(*llvmModule, modules);
-  return std::move(llvmModule);
+      .run(module, modules);
+  return llvm::Error::success();
+}
+
+size_t countDefinedFunctions(const llvm::Module &module) {
+  size_t count = 0;
+  for (const llvm::Function &function : module)
+    if (!function.isDeclaration())
+      ++count;
+  return count;
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateAndOptimize(mlir::ModuleOp module, llvm::LLVMContext &context,
+                     const CpuTargetOptions &options) {
+  llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
+      translate(module, context, options);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (llvm::Error error = optimize(**llvmModule, options))
+    return std::move(error);
+  return std::move(*llvmModule);
 }
 
 llvm::Error emitObjectFile(llvm::Module &module,
@@ -138,6 +183,71 @@ llvm::Error emitObjectFile(llvm::Module &module,
                      module.getTargetTriple());
   passes.run(module);
   return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::string>>
+emitObjectFiles(mlir::ModuleOp module, const CpuTargetOptions &options,
+                unsigned parts, mlir::TimingScope &timing) {
+  // One context for the whole module, then one per part: an LLVMContext is
+  // used by one thread at a time, so parts travel as bitcode.
+  std::vector<std::string> bitcodes;
+  {
+    mlir::TimingScope translation = timing.nest("translation to LLVM IR");
+    llvm::LLVMContext context;
+    llvm::Expected<std::unique_ptr<llvm::Module>> whole =
+        translate(module, context, options);
+    if (!whole)
+      return whole.takeError();
+    if (!parts)
+      parts = unsigned(std::clamp<size_t>(
+          (countDefinedFunctions(**whole) + kFunctionsPerPart - 1) /
+              kFunctionsPerPart,
+          1, kMaxObjectParts));
+    translation.stop();
+    mlir::TimingScope split = timing.nest("split into parts");
+    auto keep = [&](std::unique_ptr<llvm::Module> part) {
+      std::string bitcode;
+      llvm::raw_string_ostream os(bitcode);
+      llvm::WriteBitcodeToFile(*part, os);
+      os.flush();
+      bitcodes.push_back(std::move(bitcode));
+    };
+    if (parts == 1)
+      keep(std::move(*whole));
+    else
+      llvm::SplitModule(**whole, parts, keep, /*PreserveLocals=*/false);
+  }
+
+  mlir::TimingScope compile = timing.nest(
+      "optimisation and object code (" + std::to_string(bitcodes.size()) +
+      (bitcodes.size() == 1 ? " part)" : " parts in parallel)"));
+  std::vector<std::string> objects(bitcodes.size()), errors(bitcodes.size());
+  auto indices = llvm::to_vector(llvm::seq<size_t>(0, bitcodes.size()));
+  (void)mlir::failableParallelForEach(
+      module.getContext(), indices, [&](size_t i) -> mlir::LogicalResult {
+        auto fail = [&](llvm::Error error) {
+          errors[i] = llvm::toString(std::move(error));
+          return mlir::failure();
+        };
+        llvm::LLVMContext context;
+        llvm::Expected<std::unique_ptr<llvm::Module>> part =
+            llvm::parseBitcodeFile(
+                llvm::MemoryBufferRef(bitcodes[i], "modelc-part"), context);
+        if (!part)
+          return fail(part.takeError());
+        if (llvm::Error error = optimize(**part, options))
+          return fail(std::move(error));
+        llvm::SmallVector<char, 0> object;
+        llvm::raw_svector_ostream stream(object);
+        if (llvm::Error error = emitObjectFile(**part, options, stream))
+          return fail(std::move(error));
+        objects[i].assign(object.begin(), object.end());
+        return mlir::success();
+      });
+  for (const std::string &error : errors)
+    if (!error.empty())
+      return makeError(error);
+  return objects;
 }
 
 } // namespace modelc

@@ -101,7 +101,8 @@ std::vector<GpuImage> getGpuImages(ModuleOp module) {
        program.getAs<ArrayAttr>("images").getAsRange<DictionaryAttr>())
     images.push_back({image.getAs<StringAttr>("arch").str(),
                       image.getAs<StringAttr>("kind").getValue() == "cubin",
-                      image.getAs<StringAttr>("data").str()});
+                      image.getAs<StringAttr>("data").str(),
+                      unsigned(image.getAs<IntegerAttr>("part").getInt())});
   return images;
 }
 

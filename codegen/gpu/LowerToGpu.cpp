@@ -6,6 +6,7 @@
 // GEMMs with static addresses.
 #include "codegen/Passes.h"
 #include "codegen/gpu/GpuLowering.h"
+#include "codegen/gpu/GpuTarget.h"
 #include "codegen/memory/ArenaRanges.h"
 #include "codegen/memory/KernelArguments.h"
 #include "codegen/memory/KernelForm.h"
@@ -121,7 +122,8 @@ mergeWrites(SmallVector<modelc::ArenaRange> ranges) {
 
 class GpuLowering {
 public:
-  GpuLowering(ModuleOp module) : module(module), builder(module.getContext()) {}
+  GpuLowering(ModuleOp module, unsigned parts)
+      : module(module), builder(module.getContext()), requestedParts(parts) {}
 
   LogicalResult run() {
     SmallVector<std::pair<int64_t, func::FuncOp>> kernels;
@@ -132,22 +134,21 @@ public:
 
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     builder.getUnitAttr());
-    builder.setInsertionPointToEnd(module.getBody());
-    // An entry or a data set may have the name: modelc_kernels_1, ... then.
-    std::string name = kKernelModuleName.str();
-    for (unsigned suffix = 1; module.lookupSymbol(name); ++suffix)
-      name = (kKernelModuleName + "_" + llvm::Twine(suffix)).str();
-    kernelModule = builder.create<gpu::GPUModuleOp>(module.getLoc(), name);
-    // GpuProgram.kernels[i] is kernel i, as modelc_cpu_kernels[i] is.
+    createPartModules(kernels.size());
+    // GpuProgram.kernels[i] is kernel i, as modelc_cpu_kernels[i] is; the
+    // parts hold consecutive ranges of kernels.
     for (auto [position, entry] : llvm::enumerate(kernels)) {
       auto &[index, kernel] = entry;
       if (index != int64_t(position))
         return kernel.emitError("kernel indices are 0..n-1, each once; this "
                                 "one is ")
                << index << ", expected " << position;
-      if (failed(lowerKernel(kernel)))
+      size_t part = position * partModules.size() / kernels.size();
+      if (failed(lowerKernel(kernel, part)))
         return failure();
     }
+    module->setAttr(modelc::kGpuKernelsAttrName,
+                    builder.getArrayAttr(kernelTable));
     for (auto func : module.getOps<func::FuncOp>())
       if (func->hasAttr("mdl.function") && failed(lowerProgramFunction(func)))
         return failure();
@@ -157,7 +158,27 @@ public:
   }
 
 private:
-  LogicalResult lowerKernel(func::FuncOp kernel) {
+  /// The gpu.modules of the parts: `modelc_kernels` (part 0), then
+  /// `modelc_kernels_part1`, ..., each marked with its number. An entry or a
+  /// data set may have the name: a suffix `_1`, ... then.
+  void createPartModules(size_t kernels) {
+    size_t parts = modelc::choosePartCount(requestedParts, kernels);
+    builder.setInsertionPointToEnd(module.getBody());
+    for (size_t part = 0; part < parts; ++part) {
+      std::string base = kKernelModuleName.str();
+      if (part > 0)
+        base += "_part" + std::to_string(part);
+      std::string name = base;
+      for (unsigned suffix = 1; module.lookupSymbol(name); ++suffix)
+        name = base + "_" + std::to_string(suffix);
+      auto partModule = builder.create<gpu::GPUModuleOp>(module.getLoc(), name);
+      partModule->setAttr(modelc::kGpuPartAttrName,
+                          builder.getI64IntegerAttr(part));
+      partModules.push_back(partModule);
+    }
+  }
+
+  LogicalResult lowerKernel(func::FuncOp kernel, size_t part) {
     FunctionType type = kernel.getFunctionType();
     if (!modelc::isKernelSignature(type))
       return kernel.emitError("a kernel takes buffers (static memrefs with "
@@ -168,15 +189,19 @@ private:
       return failure();
 
     std::string name = getPtxName(kernel.getSymName(), ptxNames);
+    gpu::GPUModuleOp kernelModule = partModules[part];
     builder.setInsertionPoint(kernelModule.getBody()->getTerminator());
     auto gpuFunc = builder.create<gpu::GPUFuncOp>(kernel.getLoc(), name, type);
     gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                      builder.getUnitAttr());
-    kernelNames[kernel.getSymName()] = name;
+    kernelNames[kernel.getSymName()] = SymbolRefAttr::get(
+        kernelModule.getSymNameAttr(),
+        {FlatSymbolRefAttr::get(builder.getContext(), name)});
     if (std::optional<SmallVector<modelc::ArgumentWrite>> writes =
             modelc::getKernelWrites(kernel))
       kernelWrites[kernel.getSymName()] = std::move(*writes);
-    if (int64_t terms = getReductionLength(*work))
+    int64_t terms = getReductionLength(*work);
+    if (terms)
       gpuFunc->setAttr("mdl.reduction", builder.getI64IntegerAttr(terms));
 
     OpBuilder body = OpBuilder::atBlockBegin(&gpuFunc.getBody().front());
@@ -188,7 +213,7 @@ private:
       if (&op != *work) {
         body.clone(op, mapping);
         if (auto global = dyn_cast<memref::GetGlobalOp>(op))
-          copyGlobal(global);
+          copyGlobal(global, kernelModule);
         continue;
       }
       kb.loc = op.getLoc();
@@ -201,11 +226,32 @@ private:
     gpuFunc->setAttr("mdl.block", builder.getI64IntegerAttr(shape->block));
     gpuFunc.setKnownBlockSizeAttr(
         builder.getDenseI32ArrayAttr({int32_t(shape->block), 1, 1}));
+    addToKernelTable(name, *shape, type, terms, part);
     return success();
   }
 
-  /// A constant the kernel reads: the gpu.module gets its own copy.
-  void copyGlobal(memref::GetGlobalOp get) {
+  /// {name, grid, block, params, part[, reduction]}: what the GPU program
+  /// says of the kernel, kept apart from the gpu.func, which the lowering to
+  /// NVVM replaces.
+  void addToKernelTable(StringRef name, const modelc::LaunchShape &shape,
+                        FunctionType type, int64_t terms, size_t part) {
+    NamedAttrList entry;
+    entry.append("name", builder.getStringAttr(name));
+    entry.append("grid", builder.getI64IntegerAttr(shape.grid));
+    entry.append("block", builder.getI64IntegerAttr(shape.block));
+    SmallVector<Attribute> params;
+    for (Type input : type.getInputs())
+      params.push_back(
+          builder.getStringAttr(isa<MemRefType>(input) ? "buffer" : "u64"));
+    entry.append("params", builder.getArrayAttr(params));
+    entry.append("part", builder.getI64IntegerAttr(part));
+    if (terms)
+      entry.append("reduction", builder.getI64IntegerAttr(terms));
+    kernelTable.push_back(entry.getDictionary(builder.getContext()));
+  }
+
+  /// A constant the kernel reads: its gpu.module gets its own copy.
+  void copyGlobal(memref::GetGlobalOp get, gpu::GPUModuleOp kernelModule) {
     if (kernelModule.lookupSymbol(get.getName()))
       return;
     auto global = module.lookupSymbol<memref::GlobalOp>(get.getName());
@@ -237,10 +283,7 @@ private:
                                 "arena at a constant offset nor an i64 "
                                 "constant");
         NamedAttrList step;
-        step.append("launch", SymbolRefAttr::get(
-                                  kernelModule.getSymNameAttr(),
-                                  {FlatSymbolRefAttr::get(builder.getContext(),
-                                                          name->second)}));
+        step.append("launch", name->second);
         SmallVector<int64_t> values;
         for (const modelc::LaunchArgument &argument : *arguments)
           values.push_back(argument.value);
@@ -319,16 +362,21 @@ private:
 
   ModuleOp module;
   OpBuilder builder;
-  gpu::GPUModuleOp kernelModule;
+  unsigned requestedParts;
+  SmallVector<gpu::GPUModuleOp> partModules;
   llvm::StringSet<> ptxNames;
-  llvm::StringMap<std::string> kernelNames;
+  /// Each kernel's gpu.func, as a launch names it.
+  llvm::StringMap<SymbolRefAttr> kernelNames;
+  SmallVector<Attribute> kernelTable;
   /// What each kernel writes, relative to its buffer arguments.
   llvm::StringMap<SmallVector<modelc::ArgumentWrite>> kernelWrites;
 };
 
 struct MdlLowerToGpuPass : modelc::impl::MdlLowerToGpuBase<MdlLowerToGpuPass> {
+  using Base::Base;
+
   void runOnOperation() override {
-    if (failed(GpuLowering(getOperation()).run()))
+    if (failed(GpuLowering(getOperation(), parts).run()))
       signalPassFailure();
   }
 };

@@ -87,7 +87,9 @@ writeGpuProgram(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
         image.getAs<StringAttr>("kind").getValue() == "cubin"
             ? fb::GpuImageKind::Cubin
             : fb::GpuImageKind::Ptx;
-    imageTable.push_back(fb::CreateGpuImage(fbb, arch, kind, bytes));
+    auto part = image.getAs<IntegerAttr>("part");
+    imageTable.push_back(
+        fb::CreateGpuImage(fbb, arch, kind, bytes, part ? part.getInt() : 0));
   }
   std::vector<flatbuffers::Offset<fb::GpuKernel>> kernelTable;
   for (auto kernel : kernels.getAsRange<DictionaryAttr>()) {
@@ -99,7 +101,8 @@ writeGpuProgram(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
     kernelTable.push_back(fb::CreateGpuKernelDirect(
         fbb, kernel.getAs<StringAttr>("name").str().c_str(),
         getInt(kernel, "grid"), getInt(kernel, "block"), 0,
-        kernel.get("reduction") ? getInt(kernel, "reduction") : 0, &params));
+        kernel.get("reduction") ? getInt(kernel, "reduction") : 0, &params,
+        kernel.get("part") ? getInt(kernel, "part") : 0));
   }
   std::vector<flatbuffers::Offset<fb::GpuFunction>> functionTable;
   for (auto [steps, symbol] :

@@ -10,7 +10,7 @@
 // RUN: %ptxas -arch=sm_90 %t.sm_90.ptx -o %t.sm_90.cubin
 // RUN: FileCheck %s --input-file %t.sm_80.ptx
 // RUN: modelc %s --emit=ptx -o - | FileCheck %s --check-prefix=BOTH
-// RUN: modelc-opt %s --mdl-lower-to-gpu --mdl-serialize-gpu | FileCheck %s --check-prefix=CUBIN
+// RUN: modelc-opt %s --mdl-kernels-to-gpu | FileCheck %s --check-prefix=CUBIN
 
 // One kernel entry each, taking the arena as one .u64; libdevice is linked
 // in (no external function is left).
@@ -32,8 +32,8 @@
 // BOTH: // arch sm_90
 // BOTH: .target sm_90
 
-// CUBIN: images = [{arch = "sm_80", {{.*}} kind = "ptx"}, {arch = "sm_80", data = "\7FELF{{.*}}", kind = "cubin"}, {arch = "sm_90", {{.*}} kind = "ptx"}, {arch = "sm_90", data = "\7FELF{{.*}}", kind = "cubin"}]
-// CUBIN: gpu.binary @modelc_kernels [#gpu.object<#nvvm.target<chip = "sm_80">, assembly = {{.*}}>, #gpu.object<#nvvm.target<chip = "sm_80">, bin = "\7FELF
+// CUBIN: images = [{arch = "sm_80", {{.*}} kind = "ptx", part = 0 : i64}, {arch = "sm_90", {{.*}} kind = "ptx", part = 0 : i64}, {arch = "sm_80", data = "\7FELF{{.*}}", kind = "cubin", part = 0 : i64}, {arch = "sm_90", data = "\7FELF{{.*}}", kind = "cubin", part = 0 : i64}]
+// CUBIN: gpu.binary @modelc_kernels {{ *}}{mdl.part = 0 : i64} [#gpu.object<#nvvm.target<chip = "sm_80">, assembly = {{.*}}>, #gpu.object<#nvvm.target<chip = "sm_90">, assembly = {{.*}}>, #gpu.object<#nvvm.target<chip = "sm_80">, bin = "\7FELF
 
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>

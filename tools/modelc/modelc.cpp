@@ -22,6 +22,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -127,6 +129,13 @@ cl::opt<std::string> linkerName(
              "else the C++ driver's)"),
     cl::value_desc("name"), cl::Hidden, cl::cat(modelcCategory));
 
+cl::opt<unsigned>
+    jobs("j",
+         cl::desc("Threads to compile with: the kernels' parts, architectures "
+                  "and ptxas runs, the object file's parts (default: every "
+                  "core)"),
+         cl::value_desc("N"), cl::init(0), cl::cat(modelcCategory));
+
 cl::opt<std::string> stdlibDir("stdlib",
                                cl::desc("Where `import \"nn\"` finds nn.mdl"),
                                cl::value_desc("dir"),
@@ -227,9 +236,9 @@ void writePtx(mlir::ModuleOp module, llvm::raw_ostream &os) {
 /// what --emit asks for: linalg IR, LLVM IR, an object file or, by default,
 /// the linked executable. A step that fails after reporting internal errors
 /// exits 3; one that fails for a reason outside the compiler (an option
-/// LLVM refuses, a failing link) exits 1.
-int runBackend(mlir::ModuleOp module,
-               modelc::CompilerDiagnostics &diagnostics) {
+/// LLVM refuses, a failing link) exits 1. Each step reports under `timing`.
+int runBackend(mlir::ModuleOp module, modelc::CompilerDiagnostics &diagnostics,
+               mlir::TimingScope &timing) {
   if (emitKind == EmitKind::PTX && !hasCudaTarget())
     return fail("--emit=ptx needs the cuda target (--target cuda or "
                 "cuda,cpu)");
@@ -243,9 +252,12 @@ int runBackend(mlir::ModuleOp module,
     options.gpu.emplace();
     if (!archs.empty())
       options.gpu->archs.assign(archs.begin(), archs.end());
-    // --emit=ptx stops at the PTX: no cubins.
-    if (emitKind == EmitKind::PTX)
+    // --emit=ptx stops at the PTX: no cubins, and one PTX text per
+    // architecture.
+    if (emitKind == EmitKind::PTX) {
       options.gpu->ptxas = "none";
+      options.gpu->parts = 1;
+    }
   }
   modelc::PipelineEnd end = modelc::PipelineEnd::LLVM;
   if (emitKind == EmitKind::Lowered)
@@ -258,8 +270,8 @@ int runBackend(mlir::ModuleOp module,
       diagnostics.reportInternalError(message);
     return int(modelc::kInternalError);
   };
-  if (mlir::failed(modelc::runPipeline(module, options,
-                                       modelc::detectInputStage(module), end)))
+  if (mlir::failed(modelc::runPipeline(
+          module, options, modelc::detectInputStage(module), end, timing)))
     return diagnostics.sawProgramError() && !diagnostics.sawInternalError()
                ? int(modelc::kUserError)
                : internalError("the pipeline failed without a message");
@@ -270,32 +282,39 @@ int runBackend(mlir::ModuleOp module,
     });
   if (end == modelc::PipelineEnd::GpuProgram)
     return writeOutput([&](llvm::raw_ostream &os) { writePtx(module, os); });
-
-  llvm::LLVMContext llvmContext;
-  diagnostics.setStep("the translation to LLVM IR");
-  llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
-      modelc::translateAndOptimize(module, llvmContext, options.cpu);
-  if (!llvmModule) {
-    std::string error = llvm::toString(llvmModule.takeError());
+  auto llvmFailure = [&](llvm::Error error) {
+    std::string message = llvm::toString(std::move(error));
     return diagnostics.sawInternalError() ? int(modelc::kInternalError)
-                                          : fail(error);
-  }
-  if (emitKind == EmitKind::LLVM)
+                                          : fail(message);
+  };
+
+  if (emitKind == EmitKind::LLVM) {
+    llvm::LLVMContext llvmContext;
+    diagnostics.setStep("the translation to LLVM IR");
+    mlir::TimingScope llvmTimer = timing.nest("LLVM IR");
+    llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
+        modelc::translateAndOptimize(module, llvmContext, options.cpu);
+    if (!llvmModule)
+      return llvmFailure(llvmModule.takeError());
     return writeOutput(
         [&](llvm::raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
-  llvm::SmallVector<char> object;
-  llvm::raw_svector_ostream objectStream(object);
+  }
+  // --emit=obj writes one object file; an executable links the parts.
   diagnostics.setStep("the object file's code generation");
-  if (llvm::Error error =
-          modelc::emitObjectFile(**llvmModule, options.cpu, objectStream))
-    return fail(llvm::toString(std::move(error)));
-  llvm::StringRef bytes(object.data(), object.size());
+  mlir::TimingScope objectTimer = timing.nest("object code");
+  llvm::Expected<std::vector<std::string>> objects = modelc::emitObjectFiles(
+      module, options.cpu, emitKind == EmitKind::Obj ? 1 : 0, objectTimer);
+  objectTimer.stop();
+  if (!objects)
+    return llvmFailure(objects.takeError());
   if (emitKind == EmitKind::Obj)
-    return writeOutput([&](llvm::raw_ostream &os) { os << bytes; });
+    return writeOutput([&](llvm::raw_ostream &os) { os << objects->front(); });
   modelc::LinkOptions link;
   link.runtimeDir = runtimeDir;
   link.linker = linkerName;
-  if (llvm::Error error = modelc::linkExecutable(bytes, outputFilename, link))
+  mlir::TimingScope linkTimer = timing.nest("link");
+  if (llvm::Error error =
+          modelc::linkExecutable(*objects, outputFilename, link))
     return fail(llvm::toString(std::move(error)));
   return 0;
 }
@@ -304,14 +323,17 @@ int runBackend(mlir::ModuleOp module,
 /// at the linalg level (as --emit=lowered writes it); the pipeline starts
 /// where its IR is.
 int compileMLIR(mlir::MLIRContext &context,
-                modelc::CompilerDiagnostics &diagnostics) {
+                modelc::CompilerDiagnostics &diagnostics,
+                mlir::TimingScope &timing) {
   if (emitKind == EmitKind::Manifest || emitKind == EmitKind::Params)
     return fail("--emit=manifest and --emit=params need a .mdl input");
   if (!precision.empty())
     return fail("--precision needs a .mdl input (an .mlir module has its "
                 "settings)");
+  mlir::TimingScope parseTimer = timing.nest("parse MLIR");
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(inputFilename, &context);
+  parseTimer.stop();
   if (!module)
     return 1;
   if (emitKind == EmitKind::Mdl)
@@ -319,12 +341,13 @@ int compileMLIR(mlir::MLIRContext &context,
       module->print(os);
       os << "\n";
     });
-  return runBackend(*module, diagnostics);
+  return runBackend(*module, diagnostics, timing);
 }
 
 /// A `.mdl` input: the frontend, then the stage --emit asks for.
 int compileMDL(mlir::MLIRContext &context,
-               modelc::CompilerDiagnostics &diagnostics) {
+               modelc::CompilerDiagnostics &diagnostics,
+               mlir::TimingScope &timing) {
   modelc::FrontendOptions options;
   options.stdlibDir = stdlibDir;
   if (!parseDefines(options))
@@ -338,6 +361,7 @@ int compileMDL(mlir::MLIRContext &context,
   modelc::SourceManager sm;
   modelc::DiagnosticEngine diag(sm, std::cerr);
   modelc::Program program;
+  mlir::TimingScope frontendTimer = timing.nest("frontend");
   if (!modelc::buildProgram(inputFilename, options, sm, diag, program) ||
       diag.hasErrors())
     return 1;
@@ -353,6 +377,7 @@ int compileMDL(mlir::MLIRContext &context,
   diagnostics.setStep("the generation of the mdl dialect");
   mlir::OwningOpRef<mlir::ModuleOp> module =
       modelc::generateMLIR(program, sm, context);
+  frontendTimer.stop();
   if (!module) {
     if (!diagnostics.sawInternalError())
       diagnostics.reportInternalError("the generated IR does not verify");
@@ -364,16 +389,36 @@ int compileMDL(mlir::MLIRContext &context,
       module->print(os);
       os << "\n";
     });
-  return runBackend(*module, diagnostics);
+  return runBackend(*module, diagnostics, timing);
+}
+
+/// The threads of -j: every core by default.
+unsigned countThreads() {
+  return jobs ? unsigned(jobs)
+              : llvm::hardware_concurrency().compute_thread_count();
 }
 
 int compile() {
   mlir::DialectRegistry registry;
   modelc::registerModelcDialects(registry);
-  mlir::MLIRContext context(registry);
+  // MLIR's parallel passes and modelc's parallel compilation (GPU parts and
+  // architectures, ptxas, the object file's parts) share one pool of -j
+  // threads; with one there is none.
+  unsigned threads = countThreads();
+  std::unique_ptr<llvm::DefaultThreadPool> pool;
+  if (threads > 1)
+    pool = std::make_unique<llvm::DefaultThreadPool>(
+        llvm::hardware_concurrency(threads));
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  if (pool)
+    context.setThreadPool(*pool);
   modelc::CompilerDiagnostics diagnostics(context);
-  int status = isMLIRInput() ? compileMLIR(context, diagnostics)
-                             : compileMDL(context, diagnostics);
+  // --mlir-timing: one tree from the frontend to the link.
+  mlir::DefaultTimingManager timingManager;
+  mlir::applyDefaultTimingManagerCLOptions(timingManager);
+  mlir::TimingScope timing = timingManager.getRootScope();
+  int status = isMLIRInput() ? compileMLIR(context, diagnostics, timing)
+                             : compileMDL(context, diagnostics, timing);
   if (diagnostics.sawInternalError()) {
     if (isMLIRInput())
       llvm::errs() << "modelc: note: a bug in modelc, or in '" << inputFilename
