@@ -243,6 +243,7 @@ def MdlAssembleGpu : Pass<"mdl-assemble-gpu", "mlir::ModuleOp"> {
            "ptxas to make cubins: auto (PATH, then /usr/local/cuda/bin), "
            "none, or a path">,
   ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::NVVM::NVVMDialect"];
 }
 
 #endif // MODELC_CODEGEN_PASSES_TD

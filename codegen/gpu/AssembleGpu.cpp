@@ -32,10 +32,6 @@ struct MdlAssembleGpuPass
     : modelc::impl::MdlAssembleGpuBase<MdlAssembleGpuPass> {
   using Base::Base;
 
-  void getDependentDialects(DialectRegistry &registry) const override {
-    modelc::registerGpuDialects(registry);
-  }
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();

@@ -64,17 +64,23 @@ std::optional<size_t> countEntryParams(const std::string &image,
   return count;
 }
 
+/// The offset of `value` in the device allocation it points into, if any.
+std::optional<uint64_t> allocationOffset(uint64_t value) {
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  auto it = allocations.upper_bound(uintptr_t(value));
+  if (it == allocations.begin())
+    return std::nullopt;
+  --it;
+  if (value - it->first > it->second)
+    return std::nullopt;
+  return value - it->first;
+}
+
 /// A launch argument as the log shows it: `@OFFSET` inside an allocation,
 /// else the value.
 std::string describeArgument(uint64_t value) {
-  std::lock_guard<std::mutex> lock(allocationsMutex);
-  auto it = allocations.upper_bound(uintptr_t(value));
-  if (it != allocations.begin()) {
-    --it;
-    if (value - it->first <= it->second)
-      return "@" + std::to_string(value - it->first);
-  }
-  return std::to_string(value);
+  std::optional<uint64_t> offset = allocationOffset(value);
+  return offset ? "@" + std::to_string(*offset) : std::to_string(value);
 }
 } // namespace
 
@@ -317,7 +323,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
   name += ")";
   s->run([values, name] {
     note(name);
-    if (!values.empty())
+    // Only a pointer into an allocation that has room for the counter.
+    if (!values.empty() && allocationOffset(values[0]) &&
+        allocationOffset(values[0] + kFakeCounterOffset + 4))
       ++*reinterpret_cast<uint32_t *>(
           uintptr_t(values[0] + kFakeCounterOffset));
   });
