@@ -34,7 +34,7 @@ step device
 nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 ldd $G/fashion_mlp | sed 's/^/  /'
 
-for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16 mlp_f16; do
+for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16 mlp_f16 gpt2_small_bf16; do
   step "describe $p"; check $G/$p describe | sed -n '/^targets/p;/precision/p;/memory plan/,$p'
 done
 
@@ -102,7 +102,8 @@ step "GPU suite: every kernel vs the CPU"
 for p in fashion_mlp lenet char_gpt fashion_mlp_f32 char_gpt_f32 lenet_bf16 \
          lenet_f64 char_gpt_f64 fashion_mlp_f16 mlp_f16 fashion_mlp_zero \
          text_classifier text_classifier_f64 resnet resnet_f64 conv_transpose \
-         conv_transpose_grad upsample lstm_lm lstm_lm_f64 recurrent gru_grad; do
+         conv_transpose_grad upsample lstm_lm lstm_lm_f64 recurrent gru_grad \
+         gpt2_small_f32 gpt2_small_bf16; do
   check timeout 150 $PY test/GPU/gpu_suite.py kernels $G/$p
 done
 

@@ -66,7 +66,15 @@ strip "$tmp/lstm_lm" "$tmp/lstm_lm_f64" "$tmp/recurrent" "$tmp/gru_grad"
 "$BUILD/bin/modelc" test/E2E/gradcheck/conv-transpose.mdl -o "$tmp/conv_transpose_grad"
 "$BUILD/bin/modelc" test/E2E/Inputs/upsample.mdl -o "$tmp/upsample"
 strip "$tmp/conv_transpose" "$tmp/conv_transpose_grad" "$tmp/upsample"
-# Each program carries its own static OpenBLAS (~25 MB). xz -9's 64 MiB
+# GPT-2 small's kernels at 2 layers: each kernel is launched by both
+# layers (and by eval and infer) with other arguments, the way every deep
+# model now runs (docs/codegen/kernels.md); f32 and bf16.
+"$BUILD/bin/modelc" examples/gpt2_small.mdl -D N_LAYER=2 -D T=64 -D B=2 -D ACCUM=1 \
+  --precision f32 -o "$tmp/gpt2_small_f32"
+"$BUILD/bin/modelc" examples/gpt2_small.mdl -D N_LAYER=2 -D T=64 -D B=2 -D ACCUM=1 \
+  -o "$tmp/gpt2_small_bf16"
+strip "$tmp/gpt2_small_f32" "$tmp/gpt2_small_bf16"
+# Each program carries its own static OpenBLAS (~10 MB). xz -9's 64 MiB
 # dictionary spans two programs, so the copies compress to almost nothing
 # (12.4 MB for the twenty-three; fourteen took 33 MB at xz's default -6,
 # which with the data passed the device machine's 64 MiB carry limit).
@@ -74,7 +82,7 @@ XZ_OPT=-9 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt 
   fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
   fashion_mlp_f16 mlp_f16 fashion_mlp_zero sums text_classifier \
   text_classifier_f64 resnet resnet_f64 conv_transpose conv_transpose_grad \
-  upsample lstm_lm lstm_lm_f64 recurrent gru_grad
+  upsample lstm_lm lstm_lm_f64 recurrent gru_grad gpt2_small_f32 gpt2_small_bf16
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"
