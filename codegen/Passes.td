@@ -226,6 +226,10 @@ def MdlSerializeGpu : Pass<"mdl-serialize-gpu", "mlir::ModuleOp"> {
   let options = [
     ListOption<"archs", "arch", "std::string",
                "GPU architectures (default sm_80,sm_90)">,
+    Option<"cudaToolkit", "cuda-toolkit", "std::string", /*default=*/"",
+           "The CUDA toolkit whose nvvm/libdevice is linked (default: "
+           "$CUDA_HOME, $CUDA_PATH, $CUDA_ROOT, the one ptxas on PATH is "
+           "in, /usr/local/cuda)">,
   ];
 }
 

@@ -4,6 +4,7 @@
 #include "codegen/Pipeline.h"
 
 #include "codegen/Passes.h"
+#include "codegen/gpu/Ptxas.h"
 #include "passes/EntryUtils.h"
 #include "passes/Passes.h"
 
@@ -20,6 +21,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/Transforms/LegalizeForExport.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -92,6 +94,10 @@ void buildKernelsToNvvmPasses(OpPassManager &pm) {
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
+  // What the translation to LLVM IR would otherwise change in the module
+  // as it reads it (a branch to one block twice): --mdl-serialize-gpu
+  // translates each part for several architectures at once.
+  kernels.addPass(LLVM::createLegalizeForExportPass());
 }
 
 /// modelc-opt's view of GpuTargetOptions (modelc's --arch and --ptxas).
@@ -200,6 +206,9 @@ void buildKernelsToGpuProgramPipeline(OpPassManager &pm,
   buildKernelsToNvvmPasses(pm);
   MdlSerializeGpuOptions serialize;
   serialize.archs = options.archs;
+  // libdevice comes with the toolkit of the ptxas asked for, when no
+  // variable names one.
+  serialize.cudaToolkit = findCudaToolkit(findPtxas(options.ptxas));
   pm.addPass(createMdlSerializeGpu(serialize));
   MdlAssembleGpuOptions assemble;
   assemble.ptxasSetting = options.ptxas;

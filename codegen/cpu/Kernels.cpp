@@ -66,19 +66,27 @@ int64_t getOffsetAlignment(int64_t offset) {
 void addKernelArgumentPromises(ModuleOp module,
                                ArrayRef<ProgramFunction> functions,
                                ArrayRef<func::FuncOp> kernels) {
+  // Every call in the module: one that is not a program function's with
+  // arguments at known places leaves its kernel without promises.
+  DenseMap<Operation *, Value> arenas;
+  for (const ProgramFunction &fn : functions)
+    arenas[fn.op] = func::FuncOp(fn.op).getArgument(0);
   llvm::StringMap<SmallVector<SmallVector<LaunchArgument>>> calls;
-  for (const ProgramFunction &fn : functions) {
-    func::FuncOp function = fn.op;
-    Value arena = function.getArgument(0);
-    for (auto call : function.getBody().getOps<func::CallOp>())
-      if (std::optional<SmallVector<LaunchArgument>> arguments =
-              getLaunchArguments(call, arena))
-        calls[call.getCallee()].push_back(std::move(*arguments));
-  }
+  llvm::StringSet<> unknown;
+  module.walk([&](func::CallOp call) {
+    auto arena = arenas.find(call->getParentOp());
+    std::optional<SmallVector<LaunchArgument>> arguments =
+        arena == arenas.end() ? std::nullopt
+                              : getLaunchArguments(call, arena->second);
+    if (arguments)
+      calls[call.getCallee()].push_back(std::move(*arguments));
+    else
+      unknown.insert(call.getCallee());
+  });
   Builder builder(module.getContext());
   for (func::FuncOp kernel : kernels) {
     auto found = calls.find(kernel.getSymName());
-    if (found == calls.end())
+    if (found == calls.end() || unknown.contains(kernel.getSymName()))
       continue;
     for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
       if (!isa<MemRefType>(kernel.getArgument(i).getType()))
@@ -110,12 +118,15 @@ SmallVector<std::string> addKernelEntries(ModuleOp module,
   SmallVector<std::string> names;
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
   Type i64 = builder.getI64Type();
+  SymbolTable symbols(module);
   for (func::FuncOp kernel : kernels) {
     Location loc = kernel.getLoc();
     auto argsType = MemRefType::get({int64_t(kernel.getNumArguments())}, i64);
     auto entry = builder.create<func::FuncOp>(
         loc, (kernel.getSymName() + "_entry").str(),
         builder.getFunctionType({arenaType, argsType}, {}));
+    // A suffix if a symbol of the program has the name.
+    symbols.insert(entry);
     entry.setArgAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
                      builder.getI64IntegerAttr(kArenaAlignment));
     Block *body = entry.addEntryBlock();

@@ -222,6 +222,17 @@ private:
         return failure();
     }
     body.create<gpu::ReturnOp>(kernel.getLoc());
+    // A launch constant defined inside the work (none is today: the
+    // outlining passes the function's as arguments) is a constant here.
+    gpuFunc.walk([](mdlrt::LaunchConstantOp constant) {
+      OpBuilder constantBuilder(constant);
+      constant.replaceAllUsesWith(
+          constantBuilder
+              .create<arith::ConstantOp>(constant.getLoc(),
+                                         constant.getValueAttr())
+              .getResult());
+      constant.erase();
+    });
     gpuFunc->setAttr("mdl.grid", builder.getI64IntegerAttr(shape->grid));
     gpuFunc->setAttr("mdl.block", builder.getI64IntegerAttr(shape->block));
     gpuFunc.setKnownBlockSizeAttr(
@@ -230,7 +241,8 @@ private:
     return success();
   }
 
-  /// {name, grid, block, params, part[, reduction]}: what the GPU program
+  /// {name, grid, block, params, param_bytes, part[, reduction]}: what the
+  /// GPU program
   /// says of the kernel, kept apart from the gpu.func, which the lowering to
   /// NVVM replaces.
   void addToKernelTable(StringRef name, const modelc::LaunchShape &shape,
@@ -240,10 +252,14 @@ private:
     entry.append("grid", builder.getI64IntegerAttr(shape.grid));
     entry.append("block", builder.getI64IntegerAttr(shape.block));
     SmallVector<Attribute> params;
-    for (Type input : type.getInputs())
-      params.push_back(
-          builder.getStringAttr(isa<MemRefType>(input) ? "buffer" : "u64"));
+    SmallVector<int64_t> bytes;
+    for (Type input : type.getInputs()) {
+      auto buffer = dyn_cast<MemRefType>(input);
+      params.push_back(builder.getStringAttr(buffer ? "buffer" : "u64"));
+      bytes.push_back(buffer ? modelc::getBufferBytes(buffer) : 8);
+    }
     entry.append("params", builder.getArrayAttr(params));
+    entry.append("param_bytes", builder.getDenseI64ArrayAttr(bytes));
     entry.append("part", builder.getI64IntegerAttr(part));
     if (terms)
       entry.append("reduction", builder.getI64IntegerAttr(terms));

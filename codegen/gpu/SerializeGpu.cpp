@@ -202,11 +202,14 @@ private:
                         MutableArrayRef<std::string> ptx) {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    // libdevice comes with the toolkit that ptxas is in, when no variable
-    // names one.
-    gpu::TargetOptions options(
-        modelc::findCudaToolkit(modelc::findPtxas("auto")), {}, "",
-        gpu::CompilationTarget::Assembly, [&]() { return &symbols; });
+    // libdevice comes with the toolkit of the option, else with the one
+    // that ptxas is in when no variable names one.
+    std::string toolkit =
+        cudaToolkit.empty() ? modelc::findCudaToolkit(modelc::findPtxas("auto"))
+                            : std::string(cudaToolkit);
+    gpu::TargetOptions options(toolkit, {}, "",
+                               gpu::CompilationTarget::Assembly,
+                               [&]() { return &symbols; });
     auto jobs = llvm::to_vector(llvm::seq<size_t>(0, ptx.size()));
     LogicalResult compiled = failableParallelForEach(
         &getContext(), jobs, [&](size_t job) -> LogicalResult {

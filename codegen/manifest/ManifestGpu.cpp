@@ -98,11 +98,15 @@ writeGpuProgram(flatbuffers::FlatBufferBuilder &fbb, ModuleOp module,
       for (auto kind : kinds.getAsRange<StringAttr>())
         params.push_back(kind.getValue() == "u64" ? fb::GpuParamKind::U64
                                                   : fb::GpuParamKind::Buffer);
+    std::vector<uint64_t> paramBytes;
+    if (auto bytes = kernel.getAs<DenseI64ArrayAttr>("param_bytes"))
+      for (int64_t b : bytes.asArrayRef())
+        paramBytes.push_back(uint64_t(b));
     kernelTable.push_back(fb::CreateGpuKernelDirect(
         fbb, kernel.getAs<StringAttr>("name").str().c_str(),
         getInt(kernel, "grid"), getInt(kernel, "block"), 0,
         kernel.get("reduction") ? getInt(kernel, "reduction") : 0, &params,
-        kernel.get("part") ? getInt(kernel, "part") : 0));
+        kernel.get("part") ? getInt(kernel, "part") : 0, &paramBytes));
   }
   std::vector<flatbuffers::Offset<fb::GpuFunction>> functionTable;
   for (auto [steps, symbol] :

@@ -109,12 +109,24 @@ struct MdlDedupeKernelsPass
 
     // Calls follow their kernel's class; the kept kernels are numbered
     // 0..n-1 in their old order, and their names follow the number.
+    Builder builder(&getContext());
+    SymbolTable symbols(module);
     llvm::StringMap<std::string> newNames;
     for (auto [index, kernel] : llvm::enumerate(kept)) {
       kernel->setAttr(modelc::kKernelAttrName,
-                      OpBuilder(kernel).getI64IntegerAttr(index));
-      newNames[kernel.getSymName()] =
-          renumberedName(kernel.getSymName(), index);
+                      builder.getI64IntegerAttr(index));
+      std::string name = renumberedName(kernel.getSymName(), index);
+      // A symbol that is not a kept kernel (a merged one goes, a kept one
+      // is renamed to a lower number first) keeps the old name.
+      Operation *holder = symbols.lookup(name);
+      bool goes = llvm::any_of(merged, [&](func::FuncOp other) {
+        return other.getOperation() == holder;
+      });
+      if (holder && !goes &&
+          !(isa<func::FuncOp>(holder) &&
+            modelc::getKernelIndex(cast<func::FuncOp>(holder))))
+        name = kernel.getSymName().str();
+      newNames[kernel.getSymName()] = name;
     }
     module.walk([&](func::CallOp call) {
       StringRef callee = call.getCallee();
@@ -126,18 +138,13 @@ struct MdlDedupeKernelsPass
         call.setCallee(name->second);
     });
     for (func::FuncOp kernel : merged)
-      kernel.erase();
+      symbols.erase(kernel);
     // In index order, each kernel's new name is free: the kernel that held
     // it was merged away or renamed already to a lower number.
-    SymbolTable symbols(module);
     for (func::FuncOp kernel : kept) {
       std::string name = newNames[kernel.getSymName()];
       if (name == kernel.getSymName())
         continue;
-      if (symbols.lookup(name)) {
-        kernel.emitError("the kernel's new name '") << name << "' is taken";
-        return signalPassFailure();
-      }
       symbols.remove(kernel);
       kernel.setSymName(name);
       symbols.insert(kernel);

@@ -11,18 +11,12 @@ using namespace mlir;
 
 namespace modelc {
 
-namespace {
-
-/// The bytes of a static memref with identity layout; booleans take a byte
-/// each, as LLVM stores i1.
 int64_t getBufferBytes(MemRefType type) {
   Type element = type.getElementType();
   int64_t elementBytes =
       element.isIntOrFloat() ? (element.getIntOrFloatBitWidth() + 7) / 8 : 8;
   return type.getNumElements() * elementBytes;
 }
-
-} // namespace
 
 std::optional<SmallVector<LaunchArgument>> getLaunchArguments(func::CallOp call,
                                                               Value arena) {

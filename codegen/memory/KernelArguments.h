@@ -28,6 +28,10 @@ struct LaunchArgument {
   int64_t bytes = 0;
 };
 
+/// The bytes of a static memref with identity layout, as the plan lays it
+/// out (booleans a byte each, as LLVM stores i1).
+int64_t getBufferBytes(mlir::MemRefType type);
+
 /// The arguments of `call`, a call of a kernel in a planned program
 /// function whose arena is `arena`: a buffer must be the arena or a
 /// `memref.view` of it at a constant byte shift (identity layout), an i64 an

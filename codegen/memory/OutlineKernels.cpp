@@ -161,6 +161,8 @@ private:
   /// The views of the arena made for buffers of their own, by byte shift
   /// and type.
   DenseMap<std::pair<int64_t, Type>, Value> ownBuffers;
+  /// The last of them, after which the next goes: they stay in order.
+  Operation *lastOwnBuffer = nullptr;
 };
 
 LogicalResult FunctionPartition::plan(llvm::StringSet<> &symbols) {
@@ -234,12 +236,22 @@ std::optional<int64_t> FunctionPartition::getOwnBufferShift(
   if (!type || !takesAnyLayout(work) || modelc::isBarePointerMemRef(type) ||
       !memref::isStaticShapeAndContiguousRowMajor(type))
     return std::nullopt;
+  // Its own offset and strides static, so that the range found is its own
+  // (a dynamic one would be bounded by an ancestor's).
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(type, strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
   for (Operation *user : operand.getUsers())
     if (user != work && (clones.contains(user) || work->isAncestor(user)))
       return std::nullopt;
   std::optional<modelc::ArenaRange> range =
       modelc::getArenaRange(operand, arena);
-  if (!range)
+  if (!range ||
+      range->end - range->begin != modelc::getBufferBytes(MemRefType::get(
+                                       type.getShape(), type.getElementType())))
     return std::nullopt;
   return range->begin;
 }
@@ -356,10 +368,15 @@ Value FunctionPartition::getOwnBuffer(OpBuilder &builder, Location loc,
   if (view)
     return view;
   OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(body);
+  if (lastOwnBuffer)
+    builder.setInsertionPointAfter(lastOwnBuffer);
+  else
+    builder.setInsertionPointToStart(body);
   Value shift = builder.create<arith::ConstantIndexOp>(loc, *argument.shift);
-  view = builder.create<memref::ViewOp>(loc, argument.type, arena, shift,
-                                        ValueRange());
+  auto created = builder.create<memref::ViewOp>(loc, argument.type, arena,
+                                                shift, ValueRange());
+  lastOwnBuffer = created;
+  view = created;
   return view;
 }
 

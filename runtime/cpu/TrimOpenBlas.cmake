@@ -22,7 +22,11 @@ if(count EQUAL 0)
   message(FATAL_ERROR "${INPUT} has no member of ${CORES}: not the "
                       "DYNAMIC_ARCH OpenBLAS that OpenBlasCores.cmake knows")
 endif()
-file(COPY_FILE ${INPUT} ${OUTPUT}.tmp)
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy ${INPUT} ${OUTPUT}.tmp
+                RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "cannot copy ${INPUT} to ${OUTPUT}.tmp")
+endif()
 execute_process(COMMAND ${AR} d ${OUTPUT}.tmp ${dropped} RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "${AR} d failed on ${OUTPUT}.tmp")

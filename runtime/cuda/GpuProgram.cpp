@@ -64,6 +64,11 @@ Status copyImages(const fb::GpuProgram &gpu, GpuProgramInfo &info) {
     out.data = image->data()->data();
     out.size = image->data()->size();
     out.part = image->part();
+    // Each part has an image per architecture and kind: fewer images than
+    // parts cannot be.
+    if (out.part >= gpu.images()->size())
+      return corrupt(fmt::format("image {} is of part {}, with {} images",
+                                 index, out.part, gpu.images()->size()));
     info.parts = std::max(info.parts, out.part + 1);
     info.images.push_back(std::move(out));
     ++index;
@@ -112,6 +117,13 @@ Status copyKernels(const fb::GpuProgram &gpu, GpuProgramInfo &info) {
                                      name, int(kind)));
         out.bufferParams.push_back(kind == fb::GpuParamKind::Buffer);
       }
+    size_t sizes = k->param_bytes() ? k->param_bytes()->size() : 0;
+    if (sizes != out.bufferParams.size())
+      return corrupt(fmt::format("kernel {} has {} parameter(s) and {} "
+                                 "parameter size(s)",
+                                 name, out.bufferParams.size(), sizes));
+    for (size_t i = 0; i < sizes; ++i)
+      out.paramBytes.push_back(k->param_bytes()->Get(uint32_t(i)));
     out.part = k->part();
     if (out.part >= info.parts)
       return corrupt(fmt::format("kernel {} is in part {} of {}", name,
@@ -241,11 +253,12 @@ Status copyLaunchArguments(const std::string &where, const fb::GpuStep &s,
                                kernel.bufferParams.size()));
   for (size_t i = 0; i < count; ++i) {
     uint64_t value = s.args()->Get(uint32_t(i));
-    if (kernel.bufferParams[i] && value > manifest.arenaBytes)
-      return corrupt(fmt::format("{} passes kernel {} arena offset {}, past "
-                                 "the {}-byte arena",
-                                 where, kernel.name, value,
-                                 manifest.arenaBytes));
+    if (kernel.bufferParams[i] &&
+        !inside(value, kernel.paramBytes[i], manifest.arenaBytes))
+      return corrupt(fmt::format("{} passes kernel {} a buffer of {} bytes at "
+                                 "arena offset {}, outside the {}-byte arena",
+                                 where, kernel.name, kernel.paramBytes[i],
+                                 value, manifest.arenaBytes));
     step.args.push_back(value);
   }
   return Status();

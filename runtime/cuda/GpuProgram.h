@@ -32,6 +32,8 @@ struct GpuKernelInfo {
   uint32_t grid = 0, block = 0, sharedBytes = 0;
   /// Per parameter: a pointer into the arena (true) or a 64-bit value.
   std::vector<bool> bufferParams;
+  /// Per buffer parameter, the bytes the kernel may touch from its pointer.
+  std::vector<uint64_t> paramBytes;
   /// The images of this part hold the kernel.
   uint32_t part = 0;
 };

@@ -6,6 +6,7 @@
 // errors do not accumulate.
 #include "runtime/driver/Kernelcheck.h"
 
+#include "runtime/cuda/GpuProgram.h"
 #include "runtime/driver/Arena.h"
 #include "runtime/driver/Bindings.h"
 #include "runtime/driver/Devices.h"
@@ -93,33 +94,6 @@ void fillInputs(const Manifest &m, Arena &arena, Rng &rng) {
   }
 }
 
-/// The arguments of a Launch step for the kernel's CPU entry: one per
-/// parameter, each buffer inside the CPU arena (the GPU program's reader
-/// checks the same for the device).
-Result<std::vector<uint64_t>> launchArguments(const fb::GpuKernel &kernel,
-                                              const fb::GpuStep &step,
-                                              const Manifest &m) {
-  size_t params = kernel.params() ? kernel.params()->size() : 0;
-  size_t count = step.args() ? step.args()->size() : 0;
-  if (count != params)
-    return Status::error(fmt::format("kernelcheck: a launch of {} passes {} "
-                                     "arguments to {} parameters",
-                                     kernel.name() ? kernel.name()->str() : "",
-                                     count, params),
-                         kExitInternal);
-  std::vector<uint64_t> args(count);
-  for (size_t i = 0; i < count; ++i) {
-    args[i] = step.args()->Get(uint32_t(i));
-    if (kernel.params()->Get(uint32_t(i)) == fb::GpuParamKind::Buffer &&
-        args[i] > m.arenaBytes)
-      return Status::error(fmt::format("kernelcheck: a launch passes arena "
-                                       "offset {}, past the arena",
-                                       args[i]),
-                           kExitInternal);
-  }
-  return args;
-}
-
 /// The CPU counterpart of a Gemm step: modelc_gemm_f32/_f64/_bf16/_f16 on
 /// the host arena.
 void cpuGemm(const fb::GpuGemm &g, uint8_t *arena) {
@@ -195,6 +169,9 @@ Status runKernelcheck(const Manifest &m, const CommandLine &cl,
                     "kernels; it was built by a modelc without kernel tables",
                     m.numCpuKernels, gpu->kernels()->size()),
         kExitInternal);
+  Result<cuda::GpuProgramInfo> program = cuda::readGpuProgram(m);
+  if (!program)
+    return program.status();
   CommandLine gpuLine = cl;
   if (!gpuLine.gpus)
     gpuLine.gpus = "1";
@@ -249,10 +226,10 @@ Status runKernelcheck(const Manifest &m, const CommandLine &cl,
         const fb::GpuKernel *kernel = gpu->kernels()->Get(k);
         name = kernel->name()->str();
         terms = kernel->reduction();
-        Result<std::vector<uint64_t>> args = launchArguments(*kernel, *step, m);
-        if (!args)
-          return args.status();
-        m.cpuKernels[k](arena->data(), args->data());
+        // The arguments as the device's reader checked them: each buffer
+        // inside the arena.
+        m.cpuKernels[k](arena->data(),
+                        program->functions[f].steps[s].args.data());
       } else if (step->gemm()) {
         const fb::GpuGemm &g = *step->gemm();
         name = fmt::format("gemm {}x{}x{}{}", g.m(), g.n(), g.k(),

@@ -200,6 +200,31 @@ module attributes {mdl.arena_bytes = 1024 : i64, mdl.persistent_bytes = 0 : i64}
 
 // -----
 
+// A call that passes a buffer at an offset known only at run time leaves
+// its kernel without promises: nothing is known of what that call passes.
+// CHECK-LABEL: llvm.func internal @modelc_fn_0_E_eval_k0(
+// CHECK-SAME: %{{.*}}: !llvm.ptr) attributes {no_inline
+module attributes {mdl.arena_bytes = 256 : i64, mdl.persistent_bytes = 0 : i64} {
+  func.func private @"E.eval_k0"(%x: memref<4xf32>) attributes {mdl.kernel = 0 : i64} {
+    %zero = arith.constant 0.0 : f32
+    linalg.fill ins(%zero : f32) outs(%x : memref<4xf32>)
+    return
+  }
+  func.func @"E.eval"(%arena: memref<256xi8>) attributes {mdl.entry = "E", mdl.function = "eval"} {
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %at = memref.view %arena[%c0][] : memref<256xi8> to memref<index>
+    %n = memref.load %at[] : memref<index>
+    %fixed = memref.view %arena[%c64][] : memref<256xi8> to memref<4xf32>
+    %moving = memref.view %arena[%n][] : memref<256xi8> to memref<4xf32>
+    call @"E.eval_k0"(%fixed) : (memref<4xf32>) -> ()
+    call @"E.eval_k0"(%moving) : (memref<4xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
 // The runtime calls a train entry's fwd_bwd and update and an infer
 // entry's infer: a module without one is refused here, not when it runs.
 module attributes {mdl.arena_bytes = 64 : i64, mdl.persistent_bytes = 0 : i64} {

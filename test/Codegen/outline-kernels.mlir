@@ -220,6 +220,30 @@ module attributes {mdl.arena_bytes = 256 : i64, mdl.persistent_bytes = 256 : i64
 
 // -----
 
+// A contiguous operand at an offset computed at run time (a row chosen by a
+// loaded index) is no buffer of its own: its bytes are not known, so the
+// whole buffer is the argument and the subview stays in the kernel.
+// CHECK-LABEL: func.func private @T.fwd_bwd_k0
+// CHECK-SAME: (%[[WHOLE:.*]]: memref<4x4xf32>, %[[ROWBUF:.*]]: memref<index>) attributes {mdl.kernel = 0 : i64} {
+// CHECK: %[[ROW:.*]] = memref.load %[[ROWBUF]][]
+// CHECK: memref.subview %[[WHOLE]][%[[ROW]], 0] [1, 4] [1, 1]
+// CHECK: linalg.fill
+module attributes {mdl.arena_bytes = 256 : i64, mdl.persistent_bytes = 256 : i64} {
+  func.func @"T.fwd_bwd"(%arena: memref<256xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    %m = memref.view %arena[%c64][] : memref<256xi8> to memref<4x4xf32>
+    %rowbuf = memref.view %arena[%c0][] : memref<256xi8> to memref<index>
+    %r = memref.load %rowbuf[] : memref<index>
+    %row = memref.subview %m[%r, 0] [1, 4] [1, 1] : memref<4x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%row : memref<4xf32, strided<[1], offset: ?>>)
+    return
+  }
+}
+
+// -----
+
 // A kernel between the load and its recomputation writes [0, 16), which
 // holds the loaded scalar at [8, 16): the kernel would see the new value.
 module attributes {mdl.arena_bytes = 128 : i64, mdl.persistent_bytes = 128 : i64} {

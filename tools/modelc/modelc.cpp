@@ -409,6 +409,8 @@ int compile() {
   if (threads > 1)
     pool = std::make_unique<llvm::DefaultThreadPool>(
         llvm::hardware_concurrency(threads));
+  // A context made without threads takes a pool of ours (setThreadPool
+  // requires it), which turns its threading on.
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
   if (pool)
     context.setThreadPool(*pool);

@@ -104,26 +104,31 @@ TEST(CudaGpuProgram, KernelIndexOutOfRange) {
 TEST(CudaGpuProgram, LaunchArgumentsMatchTheKernel) {
   GpuProgramSpec spec;
   spec.kernels[0].buffers = {true, false, true};
-  spec.functions[1].steps[0] = TestStep::launch(0, {64, 12345, 4096});
+  spec.functions[1].steps[0] = TestStep::launch(0, {64, 12345, 4080});
   spec.functions[0].steps[0] = TestStep::launch(0, {0, 7, 128});
   Result<GpuProgramInfo> info = read(spec);
   ASSERT_TRUE(info.ok()) << info.status().message();
   EXPECT_EQ(info->kernels[0].bufferParams,
             (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(info->kernels[0].paramBytes, (std::vector<uint64_t>{16, 8, 16}));
   EXPECT_EQ(info->functions[1].steps[0].args,
-            (std::vector<uint64_t>{64, 12345, 4096}));
+            (std::vector<uint64_t>{64, 12345, 4080}));
 
   GpuProgramSpec fewer = spec;
   fewer.functions[1].steps[0] = TestStep::launch(0, {64, 1});
   EXPECT_EQ(failure(fewer), corrupt("function update step 0 passes 2 "
                                     "argument(s) to kernel k0, which has 3 "
                                     "parameter(s)"));
-  // A value may be anything; a buffer must start inside the CPU arena.
+  // A value may be anything; a buffer must lie inside the CPU arena.
   GpuProgramSpec past = spec;
-  past.functions[1].steps[0] = TestStep::launch(0, {64, 1, 4097});
+  past.functions[1].steps[0] = TestStep::launch(0, {64, 1, 4081});
   EXPECT_EQ(failure(past), corrupt("function update step 0 passes kernel k0 "
-                                   "arena offset 4097, past the 4096-byte "
-                                   "arena"));
+                                   "a buffer of 16 bytes at arena offset "
+                                   "4081, outside the 4096-byte arena"));
+  GpuProgramSpec sizes = spec;
+  sizes.kernels[0].bytes = {16, 8};
+  EXPECT_EQ(failure(sizes), corrupt("kernel k0 has 3 parameter(s) and 2 "
+                                    "parameter size(s)"));
 }
 
 TEST(CudaGpuProgram, KernelsInParts) {
@@ -152,6 +157,10 @@ TEST(CudaGpuProgram, KernelsInParts) {
   GpuProgramSpec outside = spec;
   outside.kernels[1].part = 2;
   EXPECT_EQ(failure(outside), corrupt("kernel k1 is in part 2 of 2"));
+  GpuProgramSpec far = spec;
+  far.images[3].part = 4000000000u;
+  EXPECT_EQ(failure(far), corrupt("image 3 is of part 4000000000, with 4 "
+                                  "images"));
 }
 
 TEST(CudaGpuProgram, BlockSizes) {

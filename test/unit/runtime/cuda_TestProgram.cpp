@@ -55,12 +55,16 @@ buildGpu(flatbuffers::FlatBufferBuilder &fbb, const GpuProgramSpec &spec) {
   std::vector<flatbuffers::Offset<fb::GpuKernel>> kernels;
   for (const TestKernel &k : spec.kernels) {
     std::vector<fb::GpuParamKind> params;
-    for (bool buffer : k.buffers)
+    std::vector<uint64_t> bytes = k.bytes;
+    for (bool buffer : k.buffers) {
       params.push_back(buffer ? fb::GpuParamKind::Buffer
                               : fb::GpuParamKind::U64);
+      if (k.bytes.empty())
+        bytes.push_back(buffer ? 16 : 8);
+    }
     kernels.push_back(fb::CreateGpuKernelDirect(fbb, k.name.c_str(), k.grid,
                                                 k.block, k.sharedBytes, 0,
-                                                &params, k.part));
+                                                &params, k.part, &bytes));
   }
   std::vector<flatbuffers::Offset<fb::GpuFunction>> functions;
   for (const TestFunction &f : spec.functions) {

@@ -30,6 +30,8 @@ struct TestKernel {
   /// Per parameter: a buffer (true) or a 64-bit value.
   std::vector<bool> buffers = {true};
   uint32_t part = 0;
+  /// Per parameter its bytes; none: 16 per buffer, 8 per value.
+  std::vector<uint64_t> bytes;
 };
 
 struct TestGemm {

@@ -334,9 +334,10 @@ std::vector<uint8_t> buildManifest(const ProgramOptions &o) {
     std::vector<fb::GpuParamKind> one = {fb::GpuParamKind::Buffer},
                                   two = {fb::GpuParamKind::Buffer,
                                          fb::GpuParamKind::U64};
+    std::vector<uint64_t> oneBytes = {16}, twoBytes = {16, 8};
     std::vector<flatbuffers::Offset<fb::GpuKernel>> kernels{
-        fb::CreateGpuKernelDirect(fbb, "k0", 1, 32, 0, 0, &one),
-        fb::CreateGpuKernelDirect(fbb, "k1", 1, 32, 0, 0, &two)};
+        fb::CreateGpuKernelDirect(fbb, "k0", 1, 32, 0, 0, &one, 0, &oneBytes),
+        fb::CreateGpuKernelDirect(fbb, "k1", 1, 32, 0, 0, &two, 0, &twoBytes)};
     uint64_t workspace = (offset + 256 + 255) / 256 * 256;
     gpu = fb::CreateGpuProgramDirect(fbb, workspace + 1024, workspace, 1024,
                                      &images, &kernels, &gpuFunctions);
