@@ -5,11 +5,11 @@
 #include "codegen/Passes.h"
 #include "codegen/cpu/CpuLowering.h"
 #include "codegen/manifest/ManifestWriter.h"
+#include "codegen/memory/KernelArguments.h"
 #include "codegen/memory/KernelForm.h"
 
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdl/MdlOps.h"
-#include "dialects/mdlrt/MdlrtOps.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -21,7 +21,6 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -201,15 +200,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
 
     // Where the program functions pass them to kernels, launch constants
     // are constants like any other.
-    module.walk([](mdlrt::LaunchConstantOp constant) {
-      OpBuilder builder(constant);
-      constant.replaceAllUsesWith(
-          builder
-              .create<arith::ConstantOp>(constant.getLoc(),
-                                         constant.getValueAttr())
-              .getResult());
-      constant.erase();
-    });
+    modelc::materializeLaunchConstants(module);
     expandStridedCopies(module);
     OpPassManager loops(ModuleOp::getOperationName());
     modelc::buildLinalgToLoopsPipeline(loops);

@@ -224,15 +224,7 @@ private:
     body.create<gpu::ReturnOp>(kernel.getLoc());
     // A launch constant defined inside the work (none is today: the
     // outlining passes the function's as arguments) is a constant here.
-    gpuFunc.walk([](mdlrt::LaunchConstantOp constant) {
-      OpBuilder constantBuilder(constant);
-      constant.replaceAllUsesWith(
-          constantBuilder
-              .create<arith::ConstantOp>(constant.getLoc(),
-                                         constant.getValueAttr())
-              .getResult());
-      constant.erase();
-    });
+    modelc::materializeLaunchConstants(gpuFunc);
     gpuFunc->setAttr("mdl.grid", builder.getI64IntegerAttr(shape->grid));
     gpuFunc->setAttr("mdl.block", builder.getI64IntegerAttr(shape->block));
     gpuFunc.setKnownBlockSizeAttr(

@@ -26,9 +26,8 @@ std::optional<ArenaRange> getStaticExtent(Value value) {
     return std::nullopt;
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(getStridesAndOffset(type, strides, offset)) ||
-      ShapedType::isDynamic(offset) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
+  if (!hasStaticLayout(type) ||
+      failed(getStridesAndOffset(type, strides, offset)))
     return std::nullopt;
   int64_t elementBytes =
       (type.getElementType().getIntOrFloatBitWidth() + 7) / 8;
@@ -41,6 +40,14 @@ std::optional<ArenaRange> getStaticExtent(Value value) {
 }
 
 } // namespace
+
+bool hasStaticLayout(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(getStridesAndOffset(type, strides, offset)) &&
+         !ShapedType::isDynamic(offset) &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
 
 std::optional<BasedRange> getBasedRange(Value memref) {
   // The most derived static memref bounds the elements best; every view op

@@ -6,6 +6,7 @@
 #ifndef MODELC_CODEGEN_MEMORY_ARENARANGES_H
 #define MODELC_CODEGEN_MEMORY_ARENARANGES_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -25,6 +26,9 @@ struct ArenaRange {
     return begin < other.end && other.begin < end;
   }
 };
+
+/// Whether `type`'s layout has a static offset and static strides.
+bool hasStaticLayout(mlir::MemRefType type);
 
 /// A range of bytes relative to the start of `base`: a block argument (the
 /// arena of a program function, a buffer argument of a kernel).

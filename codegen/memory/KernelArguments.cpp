@@ -5,6 +5,7 @@
 #include "codegen/memory/KernelForm.h"
 
 #include "dialects/mdlrt/MdlrtOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
@@ -41,6 +42,18 @@ std::optional<SmallVector<LaunchArgument>> getLaunchArguments(func::CallOp call,
                          getBufferBytes(cast<MemRefType>(operand.getType()))});
   }
   return arguments;
+}
+
+void materializeLaunchConstants(Operation *root) {
+  root->walk([](mdlrt::LaunchConstantOp constant) {
+    OpBuilder builder(constant);
+    constant.replaceAllUsesWith(
+        builder
+            .create<arith::ConstantOp>(constant.getLoc(),
+                                       constant.getValueAttr())
+            .getResult());
+    constant.erase();
+  });
 }
 
 std::optional<SmallVector<ArgumentWrite>> getKernelWrites(func::FuncOp kernel) {

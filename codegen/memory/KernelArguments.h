@@ -39,6 +39,11 @@ int64_t getBufferBytes(mlir::MemRefType type);
 std::optional<llvm::SmallVector<LaunchArgument>>
 getLaunchArguments(mlir::func::CallOp call, mlir::Value arena);
 
+/// Makes every `mdlrt.launch_constant` under `root` an `arith.constant`:
+/// what a target does with those the outlining left in program functions
+/// (the CPU's calls pass them) or in a kernel's work.
+void materializeLaunchConstants(mlir::Operation *root);
+
 /// A range a kernel writes, relative to the start of its buffer argument
 /// `argument`.
 struct ArgumentWrite {

@@ -238,11 +238,7 @@ std::optional<int64_t> FunctionPartition::getOwnBufferShift(
     return std::nullopt;
   // Its own offset and strides static, so that the range found is its own
   // (a dynamic one would be bounded by an ancestor's).
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(getStridesAndOffset(type, strides, offset)) ||
-      ShapedType::isDynamic(offset) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
+  if (!modelc::hasStaticLayout(type))
     return std::nullopt;
   for (Operation *user : operand.getUsers())
     if (user != work && (clones.contains(user) || work->isAncestor(user)))
