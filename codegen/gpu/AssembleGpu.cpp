@@ -79,8 +79,7 @@ struct MdlAssembleGpuPass
         if (unknown.insert(arch).second)
           emitWarning(module.getLoc())
               << ptxas << " cannot compile for " << arch
-              << ": the program has its PTX "
-                 "only";
+              << ": the program has its PTX only";
         continue;
       }
       NamedAttrList cubin(image);

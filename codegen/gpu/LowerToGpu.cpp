@@ -234,9 +234,8 @@ private:
   }
 
   /// {name, grid, block, params, param_bytes, part[, reduction]}: what the
-  /// GPU program
-  /// says of the kernel, kept apart from the gpu.func, which the lowering to
-  /// NVVM replaces.
+  /// GPU program says of the kernel, kept apart from the gpu.func, which
+  /// the lowering to NVVM replaces.
   void addToKernelTable(StringRef name, const modelc::LaunchShape &shape,
                         FunctionType type, int64_t terms, size_t part) {
     NamedAttrList entry;
