@@ -19,7 +19,8 @@ def MdlLowerToLinalg : Pass<"mdl-lower-to-linalg", "mlir::ModuleOp"> {
     "mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
     "mlir::arith::ArithDialect", "mlir::math::MathDialect",
     "mlir::bufferization::BufferizationDialect", "mlir::memref::MemRefDialect",
-    "mlir::scf::SCFDialect", "mlir::mdlrt::MdlrtDialect"];
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+    "mlir::mdlrt::MdlrtDialect"];
 }
 
 def MdlFuseElementwise : Pass<"mdl-fuse-elementwise", "mlir::ModuleOp"> {

@@ -32,60 +32,24 @@ bool modelc::isComposite(Operation *op) {
 
 namespace {
 
-/// `torch.nn.functional.scaled_dot_product_attention` as its documentation
-/// writes it: `dropout(softmax(q @ k^T * scale + bias, -1)) @ v`, where the
-/// bias is -inf at hidden keys: above the diagonal when causal
-/// (`ones(t, s).tril(0)`: key j is visible to query i when j <= i), and
-/// where the boolean mask is false. The dropout is an mdl.dropout, which
-/// this pass then expands as any other.
+/// `torch.nn.functional.scaled_dot_product_attention` as one fused op,
+/// mdl.attention_forward, whose backward recomputes the probabilities
+/// (docs/codegen/attention.md): nothing of shape [t, s] is kept. Its
+/// dropout draws from the seed and counter that decomposeDropouts gives it
+/// in training; elsewhere it is dropped.
 Value decomposeAttention(OpBuilder &builder, mdl::AttentionOp attention) {
-  Location loc = attention.getLoc();
   auto queryType = cast<RankedTensorType>(attention.getQuery().getType());
-  int64_t rank = queryType.getRank();
-  SmallVector<int64_t> swapLastTwo(rank);
-  std::iota(swapLastTwo.begin(), swapLastTwo.end(), 0);
-  std::swap(swapLastTwo[rank - 2], swapLastTwo[rank - 1]);
-  Value keyT =
-      builder.create<mdl::TransposeOp>(loc, attention.getKey(), swapLastTwo);
-  Value scores = builder.create<mdl::MatmulOp>(loc, attention.getQuery(), keyT);
-  auto scalarType = RankedTensorType::get({}, queryType.getElementType());
-  Value scale = builder.create<mdl::ConstantOp>(
-      loc, scalarType, attention.getScale().convertToDouble());
-  scores = builder.create<mdl::MulOp>(loc, scores, scale);
-  Value visible = attention.getMask();
-  if (attention.getCausal()) {
-    auto scoresType = cast<RankedTensorType>(scores.getType());
-    int64_t queries = scoresType.getDimSize(rank - 2);
-    int64_t keys = scoresType.getDimSize(rank - 1);
-    // [t, 1] against [1, s] broadcasts to the [t, s] mask, which broadcasts
-    // against the scores' batch and head axes in the where. Positions are
-    // i32, or i64 when one passes 2^31.
-    Type position = std::max(queries, keys) > INT32_MAX ? builder.getI64Type()
-                                                        : builder.getI32Type();
-    auto arange = [&](int64_t size) -> Value {
-      return builder.create<mdl::ArangeOp>(
-          loc, RankedTensorType::get({size}, position));
-    };
-    Value rows = builder.create<mdl::ReshapeOp>(loc, arange(queries),
-                                                ArrayRef<int64_t>{queries, 1});
-    Value columns = builder.create<mdl::ReshapeOp>(loc, arange(keys),
-                                                   ArrayRef<int64_t>{1, keys});
-    Value causal = builder.create<mdl::CompareOp>(loc, mdl::CmpPredicate::le,
-                                                  columns, rows);
-    visible = visible ? builder.create<mdl::AndOp>(loc, causal, visible)
-                      : causal;
-  }
-  if (visible) {
-    Value minusInf = builder.create<mdl::ConstantOp>(
-        loc, scalarType, -std::numeric_limits<double>::infinity());
-    scores = builder.create<mdl::WhereOp>(loc, visible, scores, minusInf);
-  }
-  auto softmax = builder.create<mdl::SoftmaxOp>(loc, scores, rank - 1);
-  softmax->setAttr(kAttentionSoftmaxAttrName, builder.getUnitAttr());
-  Value probs = softmax;
-  if (attention.getDropout().convertToDouble() != 0.0)
-    probs = builder.create<mdl::DropoutOp>(loc, probs, attention.getDropoutAttr());
-  return builder.create<mdl::MatmulOp>(loc, probs, attention.getValue());
+  Type element = queryType.getElementType();
+  Type opmath = element.isF64() ? element : builder.getF32Type();
+  auto lseType =
+      RankedTensorType::get(queryType.getShape().drop_back(), opmath);
+  auto fused = builder.create<mdl::AttentionForwardOp>(
+      attention.getLoc(), TypeRange{attention.getType(), lseType},
+      attention.getQuery(), attention.getKey(), attention.getValue(),
+      attention.getMask(), /*seed=*/Value(), /*counter=*/Value(),
+      attention.getCausalAttr(), attention.getScaleAttr(),
+      attention.getDropoutAttr(), /*dropout_id=*/nullptr);
+  return fused.getResult();
 }
 
 /// `input` in its opmath type: f32 for 16-bit floats, else itself.
@@ -435,7 +399,12 @@ LogicalResult MdlDecomposePass::decomposeStateUpdates(func::FuncOp func) {
 LogicalResult MdlDecomposePass::decomposeDropouts(func::FuncOp func) {
   SmallVector<mdl::DropoutOp> dropouts;
   func.walk([&](mdl::DropoutOp dropout) { dropouts.push_back(dropout); });
-  if (dropouts.empty())
+  SmallVector<mdl::AttentionForwardOp> attentions;
+  func.walk([&](mdl::AttentionForwardOp attention) {
+    if (attention.getDropout().convertToDouble() != 0.0 && !attention.getSeed())
+      attentions.push_back(attention);
+  });
+  if (dropouts.empty() && attentions.empty())
     return success();
   auto kind = func->getAttrOfType<StringAttr>(kFunctionAttrName);
   bool training = kind && kind.getValue() == "fwd_bwd";
@@ -445,7 +414,7 @@ LogicalResult MdlDecomposePass::decomposeDropouts(func::FuncOp func) {
   auto isActive = [](mdl::DropoutOp dropout) {
     return dropout.getP().convertToDouble() != 0.0;
   };
-  if (training && llvm::any_of(dropouts, isActive)) {
+  if (training && (llvm::any_of(dropouts, isActive) || !attentions.empty())) {
     auto entry = func->getAttrOfType<StringAttr>(kEntryAttrName);
     if (!entry)
       return func.emitError("a fwd_bwd function needs '")
@@ -478,6 +447,17 @@ LogicalResult MdlDecomposePass::decomposeDropouts(func::FuncOp func) {
     dropout.replaceAllUsesWith(result);
     dropout.erase();
   }
+  // Attention drops its probabilities inside the fused op, from the same
+  // stream as a mask of the scores' shape would.
+  for (mdl::AttentionForwardOp attention : attentions) {
+    if (!training) {
+      attention.setDropout(APFloat(0.0));
+      continue;
+    }
+    attention.getSeedMutable().assign(seed);
+    attention.getCounterMutable().assign(counter);
+    attention.setDropoutId(nextDropoutId++);
+  }
   return success();
 }
 
@@ -485,8 +465,12 @@ void MdlDecomposePass::runOnOperation() {
   ModuleOp module = getOperation();
   // Ids continue after any mask already in the module, so they stay unique.
   nextDropoutId = 0;
-  module.walk([&](mdl::DropoutMaskOp mask) {
-    nextDropoutId = std::max(nextDropoutId, mask.getId() + 1);
+  module.walk([&](Operation *op) {
+    if (auto mask = dyn_cast<mdl::DropoutMaskOp>(op))
+      nextDropoutId = std::max(nextDropoutId, mask.getId() + 1);
+    if (auto attention = dyn_cast<mdl::AttentionForwardOp>(op))
+      if (attention.getSeed())
+        nextDropoutId = std::max(nextDropoutId, attention.getDropoutId() + 1);
   });
   // Only program functions: the mdl.train and mdl.infer bodies are kept as
   // declarations and are not lowered.

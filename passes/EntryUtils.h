@@ -37,12 +37,6 @@ inline bool usesZero(mlir::mdl::TrainOp train) {
   return zero && zero.getInt() == 1;
 }
 
-/// Marks the softmax of a decomposed attention, for --mdl-insert-amp-casts:
-/// it belongs to scaled_dot_product_attention, one op that runs in its
-/// inputs' 16-bit type, not to torch.autocast's f32 softmax.
-constexpr llvm::StringLiteral kAttentionSoftmaxAttrName =
-    "mdl.attention_softmax";
-
 /// The hyperparameter keys of a train entry, in declaration order: the step
 /// counters, the optimizers' hypers (schema/Optimizers.def), then the
 /// schedule's, clipping's, dropout's and loss scaling's. Each is the buffer

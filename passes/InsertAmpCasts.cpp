@@ -36,6 +36,9 @@ enum class AmpClass {
   /// Left as written: explicit casts, and ops without float operands whose
   /// results are sources (parameters, loads, constants, masks).
   Keep,
+  /// scaled_dot_product_attention: 16-bit query, key, value and output,
+  /// softmax statistics in f32.
+  Attention,
 };
 
 AmpClass classify(Operation *op) {
@@ -43,11 +46,10 @@ AmpClass classify(Operation *op) {
   // torch.autocast's lower-precision list as conv_transpose2d.
   if (isa<MatmulOp, Conv2dOp, Conv2dGradInputOp>(op))
     return AmpClass::Lower;
-  // Attention's softmax is part of one 16-bit op (SDPA): it runs in its
-  // scores' type (computed in f32, rounded once), so that the probabilities
-  // saved for backward are 16-bit.
-  if (isa<SoftmaxOp>(op) && op->hasAttr(modelc::kAttentionSoftmaxAttrName))
-    return AmpClass::Promote;
+  // Attention (SDPA) is on the lower-precision list too; its f64 seed and
+  // counter and its f32 log-sum-exp keep their types (rewriteAttention).
+  if (isa<AttentionForwardOp>(op))
+    return AmpClass::Attention;
   if (isa<ExpOp, LogOp, PowOp, RsqrtOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
           CrossEntropyOp, MseLossOp, SumOp, MeanOp, AccuracyOp, LstmScanOp,
           GruScanOp>(op))
@@ -108,6 +110,9 @@ public:
         rewritePromote(op);
         break;
       case AmpClass::Keep:
+        break;
+      case AmpClass::Attention:
+        rewriteAttention(cast<AttentionForwardOp>(op));
         break;
       }
     }
@@ -184,6 +189,24 @@ private:
     }
     castOperands(op, [&](FloatType) { return lowType; });
     retypeResults(op, from, lowType);
+  }
+
+  /// Query, key and value in the 16-bit type, and so the output; f64
+  /// attention is left alone, as torch.autocast leaves f64.
+  void rewriteAttention(AttentionForwardOp attention) {
+    FloatType from = originalType(attention.getQuery());
+    if (!from || from.isF64())
+      return;
+    OpBuilder builder(attention);
+    for (OpOperand *operand :
+         {&attention.getQueryMutable(), &attention.getKeyMutable(),
+          &attention.getValueMutable()})
+      operand->set(castTo(builder, operand->get(), lowType));
+    Value result = attention.getResult();
+    if (from != lowType) {
+      original[result] = from;
+      result.setType(cast<RankedTensorType>(result.getType()).clone(lowType));
+    }
   }
 
   /// A 0-d operand, or a dropout mask, takes part in promotion weakly, as

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -40,14 +41,14 @@ namespace modelc {
 /// Deliberately not registerAllDialects: each dialect costs compile time in
 /// every file that includes its headers.
 inline void registerModelcDialects(mlir::DialectRegistry &registry) {
-  registry.insert<mlir::mdl::MdlDialect, mlir::mdlrt::MdlrtDialect,
-                  mlir::func::FuncDialect, mlir::arith::ArithDialect,
-                  mlir::math::MathDialect, mlir::tensor::TensorDialect,
-                  mlir::linalg::LinalgDialect,
-                  mlir::bufferization::BufferizationDialect,
-                  mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                  mlir::cf::ControlFlowDialect, mlir::affine::AffineDialect,
-                  mlir::index::IndexDialect, mlir::LLVM::LLVMDialect>();
+  registry.insert<
+      mlir::mdl::MdlDialect, mlir::mdlrt::MdlrtDialect, mlir::func::FuncDialect,
+      mlir::arith::ArithDialect, mlir::math::MathDialect,
+      mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
+      mlir::bufferization::BufferizationDialect, mlir::memref::MemRefDialect,
+      mlir::scf::SCFDialect, mlir::cf::ControlFlowDialect,
+      mlir::affine::AffineDialect, mlir::index::IndexDialect,
+      mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect>();
   // Lets the inliner inline func.call, e.g. the blocks MLIRGen emits as
   // functions into the entry points.
   mlir::func::registerInlinerExtension(registry);

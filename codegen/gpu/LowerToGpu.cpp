@@ -69,8 +69,13 @@ FailureOr<Operation *> findWork(func::FuncOp kernel) {
 /// nested linalg op's reduction loop sizes (dynamic sizes count as 1),
 /// times the trip counts of the scf.for loops around it in `work` (a time
 /// loop, lstm_scan's, carries each step's rounding into the next); 0 when
-/// it reduces nothing. kernelcheck widens its tolerance by it.
+/// it reduces nothing; a work op's own `mdl.reduction` when it has one.
+/// kernelcheck widens its tolerance by it.
 int64_t getReductionLength(Operation *work) {
+  // A fused kernel's loops say it themselves (attention's: the keys or
+  // queries a row visits times the head size).
+  if (auto terms = work->getAttrOfType<IntegerAttr>("mdl.reduction"))
+    return terms.getInt();
   int64_t longest = 0;
   work->walk([&](linalg::LinalgOp op) {
     int64_t terms = 1;

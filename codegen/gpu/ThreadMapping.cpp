@@ -1,7 +1,8 @@
 // Which threads do a kernel's work (docs/codegen/gpu.md, the thread mapping
 // table): one thread per point of an all-parallel op, a warp per row of a
 // reduction in row form, a thread per parallel point with the reduction
-// serial otherwise, one block for a region op, one thread for the rest.
+// serial otherwise, a thread per point of a parallel loop (the fused
+// kernels), one block for another region op, one thread for the rest.
 #include "codegen/gpu/GpuLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -9,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -53,6 +55,34 @@ LaunchShape emitElementwise(KernelBuilder &kb, ArrayRef<int64_t> ranges,
   emitLoop(kb, first, kb.index(total), step,
            [&](Value linear) { point(delinearize(kb, linear, ranges)); });
   return {gridFor(total, block), block};
+}
+
+/// A top-level scf.parallel from 0 with unit steps to constant bounds (a
+/// fused kernel's rows): one thread per point, its body serial in the
+/// thread.
+FailureOr<LaunchShape> emitParallelLoop(KernelBuilder &kb,
+                                        scf::ParallelOp parallel) {
+  SmallVector<int64_t> ranges;
+  for (auto [lower, upper, step] :
+       llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
+                 parallel.getStep())) {
+    std::optional<int64_t> low = getConstantIntValue(lower);
+    std::optional<int64_t> high = getConstantIntValue(upper);
+    std::optional<int64_t> stride = getConstantIntValue(step);
+    if (!low || !high || !stride || *low != 0 || *stride != 1)
+      return parallel.emitError("a parallel loop without constant bounds "
+                                "from 0 in unit steps has no GPU mapping");
+    ranges.push_back(*high);
+  }
+  if (parallel.getNumResults() > 0)
+    return parallel.emitError("a parallel loop with results has no GPU "
+                              "mapping");
+  return emitElementwise(kb, ranges, [&](ValueRange ivs) {
+    for (auto [iv, coordinate] : llvm::zip(parallel.getInductionVars(), ivs))
+      kb.mapping.map(iv, coordinate);
+    for (Operation &op : parallel.getBody()->without_terminator())
+      kb.builder.clone(op, kb.mapping);
+  });
 }
 
 FailureOr<LaunchShape> emitLinalgKernel(KernelBuilder &kb,
@@ -125,6 +155,8 @@ FailureOr<LaunchShape> emitKernelWork(KernelBuilder &kb, Operation *work) {
       emitCopyPoint(kb, copy, ivs);
     });
   }
+  if (auto parallel = dyn_cast<scf::ParallelOp>(work))
+    return emitParallelLoop(kb, parallel);
   if (work->getNumRegions() > 0) {
     if (failed(emitBlockKernel(kb, work)))
       return failure();

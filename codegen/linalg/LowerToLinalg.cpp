@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -227,7 +228,7 @@ struct MdlLowerToLinalgPass
         arith::ArithDialect, bufferization::BufferizationDialect,
         func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
         memref::MemRefDialect, mdlrt::MdlrtDialect, scf::SCFDialect,
-        tensor::TensorDialect>();
+        tensor::TensorDialect, vector::VectorDialect>();
     // The declarations (mdl.param, mdl.buffer, mdl.data, mdl.train,
     // mdl.infer and their bodies) stay for the manifest; every mdl op in a
     // function must go.

@@ -2,6 +2,8 @@
 // LoweringUtils.h).
 #include "codegen/linalg/LoweringUtils.h"
 
+#include "dialects/mdlrt/MdlrtOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -503,6 +505,60 @@ Value extendToComputeType(OpBuilder &b, Location loc, Value value) {
   if (computeType == value.getType())
     return value;
   return b.create<arith::ExtFOp>(loc, computeType, value);
+}
+
+namespace {
+/// SplitMix64's finaliser: a bijection of 64-bit words that mixes every
+/// input bit into every output bit.
+Value mix64(OpBuilder &b, Location loc, Value x) {
+  auto constant = [&](uint64_t value) -> Value {
+    return b.create<arith::ConstantOp>(
+        loc, b.getI64IntegerAttr(static_cast<int64_t>(value)));
+  };
+  auto xorShift = [&](Value v, uint64_t shift) -> Value {
+    return b.create<arith::XOrIOp>(
+        loc, v, b.create<arith::ShRUIOp>(loc, v, constant(shift)));
+  };
+  x = xorShift(x, 30);
+  x = b.create<arith::MulIOp>(loc, x, constant(0xBF58476D1CE4E5B9ULL));
+  x = xorShift(x, 27);
+  x = b.create<arith::MulIOp>(loc, x, constant(0x94D049BB133111EBULL));
+  return xorShift(x, 31);
+}
+} // namespace
+
+Value createDropoutKey(OpBuilder &b, Location loc, Value seed, Value counter,
+                       int64_t id) {
+  Type i64 = b.getI64Type();
+  auto readWord = [&](Value scalarTensor) -> Value {
+    Value value = b.create<tensor::ExtractOp>(loc, scalarTensor, ValueRange());
+    return b.create<arith::FPToUIOp>(loc, i64, value);
+  };
+  Value seedWord = readWord(seed);
+  Value counterWord = readWord(counter);
+  uint64_t salt = static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ULL;
+  Value saltValue = b.create<mlir::mdlrt::LaunchConstantOp>(
+      loc, i64, b.getI64IntegerAttr(static_cast<int64_t>(salt)));
+  Value key = mix64(b, loc, b.create<arith::XOrIOp>(loc, seedWord, saltValue));
+  return mix64(b, loc, b.create<arith::XOrIOp>(loc, key, counterWord));
+}
+
+Value createDropoutFactor(OpBuilder &b, Location loc, Value key, Value index,
+                          double p, Type type) {
+  Type i64 = b.getI64Type();
+  Value hash = mix64(b, loc, b.create<arith::XOrIOp>(loc, key, index));
+  Value top53 = b.create<arith::ShRUIOp>(loc, hash,
+                                         createScalarConstant(b, loc, i64, 11));
+  Value top53AsFloat = b.create<arith::UIToFPOp>(loc, b.getF64Type(), top53);
+  Value uniform = b.create<arith::MulFOp>(
+      loc, top53AsFloat,
+      createScalarConstant(b, loc, b.getF64Type(), 0x1.0p-53));
+  Value dropped =
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, uniform,
+                              createScalarConstant(b, loc, b.getF64Type(), p));
+  Value zero = createScalarConstant(b, loc, type, 0);
+  Value scale = createScalarConstant(b, loc, type, 1.0 / (1.0 - p));
+  return b.create<arith::SelectOp>(loc, dropped, zero, scale);
 }
 
 } // namespace modelc::lowering

@@ -231,6 +231,23 @@ mlir::Value computeInOpmath(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value extendToComputeType(mlir::OpBuilder &b, mlir::Location loc,
                                 mlir::Value value);
 
+//===----------------------------------------------------------------------===//
+// Dropout's random stream (mdl.dropout_mask, and attention's probabilities).
+//===----------------------------------------------------------------------===//
+
+/// The key of the dropout site `id` for this micro-batch:
+/// mix64(mix64(seed ^ salt) ^ counter) with salt = id * 0x9E3779B97F4A7C15,
+/// an mdlrt.launch_constant (so the sites of one shape share a kernel), and
+/// seed, counter the 0-d f64 tensors converted by fptoui. An i64.
+mlir::Value createDropoutKey(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value seed, mlir::Value counter, int64_t id);
+/// The dropout factor of the element with i64 linear index `index` under
+/// `key`: with h = mix64(key ^ index) and u = (h >> 11) * 2^-53 in [0, 1),
+/// 0 when u < p, else 1 / (1 - p), in float type `type`.
+mlir::Value createDropoutFactor(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value key, mlir::Value index, double p,
+                                mlir::Type type);
+
 } // namespace modelc::lowering
 
 #endif // MODELC_CODEGEN_LINALG_LOWERINGUTILS_H

@@ -13,4 +13,5 @@ void modelc::populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateMeanReductionToLinalgPatterns(patterns);
   populateGeluToLinalgPatterns(patterns);
   populateRecurrentToLinalgPatterns(patterns);
+  populateAttentionToLinalgPatterns(patterns);
 }

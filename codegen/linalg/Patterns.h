@@ -20,7 +20,8 @@ void populateShapeToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateStorageToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// matmul, conv2d and its gradients, pooling and its gradients, layer_norm,
 /// embedding and its gradient, cross_entropy and its gradient, mse_loss,
-/// accuracy, gelu and its gradient: the populate functions below.
+/// accuracy, gelu and its gradient, the fused attention and its gradient:
+/// the populate functions below.
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 // The neural-network family, one populate function per NNToLinalg*.cpp.
@@ -34,6 +35,7 @@ void populateLossToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateMeanReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateGeluToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace modelc
 

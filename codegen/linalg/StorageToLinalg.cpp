@@ -91,24 +91,6 @@ struct AllReduceLowering : OpConversionPattern<mlir::mdl::AllReduceOp> {
   }
 };
 
-/// SplitMix64's finaliser: a bijection of 64-bit words that mixes every
-/// input bit into every output bit.
-Value mix64(OpBuilder &b, Location loc, Value x) {
-  auto constant = [&](uint64_t value) -> Value {
-    return b.create<arith::ConstantOp>(
-        loc, b.getI64IntegerAttr(static_cast<int64_t>(value)));
-  };
-  auto xorShift = [&](Value v, uint64_t shift) -> Value {
-    return b.create<arith::XOrIOp>(
-        loc, v, b.create<arith::ShRUIOp>(loc, v, constant(shift)));
-  };
-  x = xorShift(x, 30);
-  x = b.create<arith::MulIOp>(loc, x, constant(0xBF58476D1CE4E5B9ULL));
-  x = xorShift(x, 27);
-  x = b.create<arith::MulIOp>(loc, x, constant(0x94D049BB133111EBULL));
-  return xorShift(x, 31);
-}
-
 /// mdl.dropout_mask: for element i (row-major linear index),
 ///   key = mix64(mix64(seed ^ id * 0x9E3779B97F4A7C15) ^ counter)
 ///   h = mix64(key ^ i), u = (h >> 11) * 2^-53 in [0, 1)
@@ -124,46 +106,15 @@ struct DropoutMaskLowering : OpConversionPattern<mlir::mdl::DropoutMaskOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
-    Type i64 = rewriter.getI64Type();
-    auto readWord = [&](Value scalarTensor) -> Value {
-      Value value =
-          rewriter.create<tensor::ExtractOp>(loc, scalarTensor, ValueRange());
-      return rewriter.create<arith::FPToUIOp>(loc, i64, value);
-    };
-    Value seed = readWord(adaptor.getSeed());
-    Value counter = readWord(adaptor.getCounter());
-    // The salt tells the sites apart; the kernels take it as an argument,
-    // so the mask of every site with the same shape is one kernel.
-    uint64_t salt = static_cast<uint64_t>(op.getId()) * 0x9E3779B97F4A7C15ULL;
-    Value saltValue = rewriter.create<mlir::mdlrt::LaunchConstantOp>(
-        loc, rewriter.getI64Type(),
-        rewriter.getI64IntegerAttr(static_cast<int64_t>(salt)));
-    Value key = mix64(rewriter, loc,
-                      rewriter.create<arith::XOrIOp>(loc, seed, saltValue));
-    key =
-        mix64(rewriter, loc, rewriter.create<arith::XOrIOp>(loc, key, counter));
-
+    Value key = createDropoutKey(rewriter, loc, adaptor.getSeed(),
+                                 adaptor.getCounter(), op.getId());
     double p = op.getP().convertToDouble();
-    Type element = type.getElementType();
     Value mask = createElementwiseOp(
         rewriter, loc, type, ValueRange(),
         [&](OpBuilder &b, Location nloc, ValueRange) -> Value {
-          Value index = createLinearIndex(b, nloc, type.getShape());
-          Value hash =
-              mix64(b, nloc, b.create<arith::XOrIOp>(nloc, key, index));
-          Value top53 = b.create<arith::ShRUIOp>(
-              nloc, hash, createScalarConstant(b, nloc, i64, 11));
-          Value top53AsFloat =
-              b.create<arith::UIToFPOp>(nloc, b.getF64Type(), top53);
-          Value uniform = b.create<arith::MulFOp>(
-              nloc, top53AsFloat,
-              createScalarConstant(b, nloc, b.getF64Type(), 0x1.0p-53));
-          Value dropped = b.create<arith::CmpFOp>(
-              nloc, arith::CmpFPredicate::OLT, uniform,
-              createScalarConstant(b, nloc, b.getF64Type(), p));
-          Value zero = createScalarConstant(b, nloc, element, 0);
-          Value scale = createScalarConstant(b, nloc, element, 1.0 / (1.0 - p));
-          return b.create<arith::SelectOp>(nloc, dropped, zero, scale);
+          return createDropoutFactor(
+              b, nloc, key, createLinearIndex(b, nloc, type.getShape()), p,
+              type.getElementType());
         });
     rewriter.replaceOp(op, mask);
     return success();

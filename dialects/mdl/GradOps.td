@@ -221,4 +221,50 @@ def Mdl_GruScanGradOp : Mdl_Op<"gru_scan_grad", [
   let hasVerifier = 1;
 }
 
+
+def Mdl_AttentionBackwardOp : Mdl_Op<"attention_backward", [
+    Pure, AttrSizedOperandSegments,
+    AllElementTypesMatch<["query", "key", "value", "output", "output_grad",
+                          "query_grad", "key_grad", "value_grad"]>]> {
+  let summary = "gradient of attention_forward, probabilities recomputed";
+  let description = [{
+    From `mdl.attention_forward`'s operands, its `output` O, the adjoint
+    `output_grad` dO and its `lse` L, the adjoints of query, key and value
+    without any `[t, s]` tensor (FlashAttention-2's backward): with
+    `D_i = dO_i . O_i`, for each visible pair (i, j)
+
+        p_ij = exp(scale q_i . k_j - L_i),  z_ij = the dropout factor
+        dV_j += p_ij z_ij dO_i
+        dS_ij = p_ij (z_ij dO_i . v_j - D_i)
+        dQ_i += scale dS_ij k_j,  dK_j += scale dS_ij q_i
+
+    The mask, causal, scale and dropout operands and attributes are the
+    forward's, so the same pairs are visible and the same are dropped.
+
+    ```mlir
+    %dq, %dk, %dv = mdl.attention_backward %q, %k, %v, %o, %do, %lse causal scale = 1.250000e-01 : tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64xf32> -> tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$query, Mdl_FloatTensor:$key,
+                       Mdl_FloatTensor:$value, Mdl_FloatTensor:$output,
+                       Mdl_FloatTensor:$output_grad, Mdl_FloatTensor:$lse,
+                       Optional<Mdl_BoolTensor>:$mask,
+                       Optional<RankedTensorOf<[F64]>>:$seed,
+                       Optional<RankedTensorOf<[F64]>>:$counter,
+                       UnitAttr:$causal, F64Attr:$scale,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       DefaultValuedAttr<Mdl_I64Attr, "0">:$dropout_id);
+  let results = (outs Mdl_FloatTensor:$query_grad, Mdl_FloatTensor:$key_grad,
+                      Mdl_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $output_grad `,` $lse
+    (`mask` $mask^ `:` type($mask))? (`rng` `(` $seed^ `,` $counter `:` type($seed) `,` type($counter) `)`)?
+    (`causal` $causal^)? `scale` `=` $scale (`dropout` `=` $dropout^)?
+    (`id` `=` $dropout_id^)? attr-dict `:` type($query) `,` type($key) `,`
+    type($value) `,` type($output) `,` type($output_grad) `,` type($lse) `->`
+    type($query_grad) `,` type($key_grad) `,` type($value_grad)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MODELC_DIALECTS_MDL_GRADOPS_TD

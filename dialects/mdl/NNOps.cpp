@@ -202,24 +202,30 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
         llvm::APFloat(0.0));
 }
 
-LogicalResult AttentionOp::verify() {
+/// What attention, attention_forward and attention_backward check alike:
+/// the shapes of query, key and value, a finite scale, a dropout in [0, 1)
+/// and a mask that broadcasts to the scores [b, h, t, s]. Returns the
+/// result's shape.
+static FailureOr<SmallVector<int64_t>>
+verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
+                        Value mask, double scale, double dropout) {
+  ArrayRef<int64_t> keyShape = cast<RankedTensorType>(key.getType()).getShape();
   std::optional<SmallVector<int64_t>> shape = inferAttentionShape(
-      getQuery().getType().getShape(), getKey().getType().getShape(),
-      getValue().getType().getShape(), [&] { return emitOpError(); });
+      cast<RankedTensorType>(query.getType()).getShape(), keyShape,
+      cast<RankedTensorType>(value.getType()).getShape(),
+      [&] { return op->emitOpError(); });
   if (!shape)
     return failure();
-  double scale = getScale().convertToDouble();
   // Any finite scale, as scaled_dot_product_attention takes (0 attends
-  // uniformly): the decomposition multiplies the scores by it.
+  // uniformly).
   if (!std::isfinite(scale))
-    return emitOpError("scale must be finite, got ") << scale;
-  double dropout = getDropout().convertToDouble();
+    return op->emitOpError("scale must be finite, got ") << scale;
   if (!(dropout >= 0 && dropout < 1))
-    return emitOpError("dropout must be in [0, 1), got ") << dropout;
-  if (Value mask = getMask()) {
+    return op->emitOpError("dropout must be in [0, 1), got ") << dropout;
+  if (mask) {
     // NumPy broadcasting against the scores [b, h, t, s].
     SmallVector<int64_t> scores = {(*shape)[0], (*shape)[1], (*shape)[2],
-                                   getKey().getType().getShape()[2]};
+                                   keyShape[2]};
     ArrayRef<int64_t> maskShape =
         cast<RankedTensorType>(mask.getType()).getShape();
     bool broadcasts = maskShape.size() <= scores.size();
@@ -228,13 +234,78 @@ LogicalResult AttentionOp::verify() {
       broadcasts = maskShape[i] == 1 || maskShape[i] == target;
     }
     if (!broadcasts)
-      return emitOpError("mask of shape ")
+      return op->emitOpError("mask of shape ")
              << formatShape(maskShape)
              << " does not broadcast to the scores [b, h, t, s] = "
              << formatShape(scores);
   }
+  return *shape;
+}
+
+LogicalResult AttentionOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape = verifyAttentionOperands(
+      *this, getQuery(), getKey(), getValue(), getMask(),
+      getScale().convertToDouble(), getDropout().convertToDouble());
+  if (failed(shape))
+    return failure();
   return verifyTensorType(*this, "result", getType(), *shape,
                           getQuery().getType().getElementType());
+}
+
+/// The fused ops' extra rules: a dropout draws from seed and counter, both
+/// given or neither, and `lse` is [b, h, t] in the opmath type (f32, or f64
+/// for f64 inputs).
+static LogicalResult verifyFusedAttention(Operation *op, Value query,
+                                          Value seed, Value counter,
+                                          double dropout, Type lseType) {
+  if (bool(seed) != bool(counter))
+    return op->emitOpError("takes both seed and counter, or neither");
+  if (dropout != 0 && !seed)
+    return op->emitOpError("a dropout needs the seed and counter operands");
+  auto queryType = cast<RankedTensorType>(query.getType());
+  Type element = queryType.getElementType();
+  Type opmath = element.isF64() ? element : Float32Type::get(op->getContext());
+  return verifyTensorType(op, "lse", lseType, queryType.getShape().drop_back(),
+                          opmath);
+}
+
+LogicalResult AttentionForwardOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape = verifyAttentionOperands(
+      *this, getQuery(), getKey(), getValue(), getMask(),
+      getScale().convertToDouble(), getDropout().convertToDouble());
+  if (failed(shape) ||
+      failed(verifyTensorType(*this, "result", getResult().getType(), *shape,
+                              getQuery().getType().getElementType())))
+    return failure();
+  return verifyFusedAttention(*this, getQuery(), getSeed(), getCounter(),
+                              getDropout().convertToDouble(),
+                              getLse().getType());
+}
+
+LogicalResult AttentionBackwardOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape = verifyAttentionOperands(
+      *this, getQuery(), getKey(), getValue(), getMask(),
+      getScale().convertToDouble(), getDropout().convertToDouble());
+  if (failed(shape))
+    return failure();
+  Type element = getQuery().getType().getElementType();
+  auto shapeOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  if (failed(verifyTensorType(*this, "output", getOutput().getType(), *shape,
+                              element)) ||
+      failed(verifyTensorType(*this, "output_grad", getOutputGrad().getType(),
+                              *shape, element)) ||
+      failed(verifyTensorType(*this, "query_grad", getQueryGrad().getType(),
+                              shapeOf(getQuery()), element)) ||
+      failed(verifyTensorType(*this, "key_grad", getKeyGrad().getType(),
+                              shapeOf(getKey()), element)) ||
+      failed(verifyTensorType(*this, "value_grad", getValueGrad().getType(),
+                              shapeOf(getValue()), element)))
+    return failure();
+  return verifyFusedAttention(*this, getQuery(), getSeed(), getCounter(),
+                              getDropout().convertToDouble(),
+                              getLse().getType());
 }
 
 //===----------------------------------------------------------------------===//

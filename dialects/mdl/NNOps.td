@@ -384,6 +384,51 @@ def Mdl_AttentionOp : Mdl_Op<"attention", [AllElementTypesMatch<["query", "key",
   ];
 }
 
+// Pure: the dropout (if any) is a function of its seed and counter
+// operands and its `dropout_id`, as mdl.dropout_mask is.
+def Mdl_AttentionForwardOp : Mdl_Op<"attention_forward", [
+    Pure, AttrSizedOperandSegments,
+    AllElementTypesMatch<["query", "key", "value", "result"]>,
+    DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
+  let summary = "fused scaled dot-product attention, with its log-sum-exp";
+  let description = [{
+    `mdl.attention` as one fused computation (--mdl-decompose makes it):
+    `result` is `dropout(softmax(q @ k^T * scale [masked])) @ v` and `lse`
+    (`[b, h, t]`, f32 for 16-bit and f32 inputs, else the inputs' type) is
+    each query's log-sum-exp of its scaled visible scores, `m + log(l)`,
+    which is all the backward needs besides the result to recompute the
+    probabilities (FlashAttention-2). The softmax statistics and the
+    products accumulate in the wider of f32 and the inputs' type; with
+    16-bit inputs, the probabilities are rounded to the inputs' type before
+    they multiply `v`. With `seed` and `counter` (0-d f64, the hyper
+    buffers), the probabilities are dropped with probability `dropout` by
+    mdl.dropout_mask's hash with `dropout_id` as its id, over the scores'
+    shape `[b, h, t, s]`; without them, `dropout` must be 0. A query that
+    sees no key gives NaN, as softmax of nothing but -inf does.
+
+    ```mlir
+    %o, %lse = mdl.attention_forward %q, %k, %v causal scale = 1.250000e-01 : tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32>, tensor<8x12x64x64xf32> -> tensor<8x12x64x64xf32>, tensor<8x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$query, Mdl_FloatTensor:$key,
+                       Mdl_FloatTensor:$value,
+                       Optional<Mdl_BoolTensor>:$mask,
+                       Optional<RankedTensorOf<[F64]>>:$seed,
+                       Optional<RankedTensorOf<[F64]>>:$counter,
+                       UnitAttr:$causal, F64Attr:$scale,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       DefaultValuedAttr<Mdl_I64Attr, "0">:$dropout_id);
+  let results = (outs Mdl_FloatTensor:$result, Mdl_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^ `:` type($mask))?
+    (`rng` `(` $seed^ `,` $counter `:` type($seed) `,` type($counter) `)`)? (`causal` $causal^)? `scale` `=`
+    $scale (`dropout` `=` $dropout^)? (`id` `=` $dropout_id^)? attr-dict `:`
+    type($query) `,` type($key) `,` type($value) `->` type($result) `,`
+    type($lse)
+  }];
+  let hasVerifier = 1;
+}
+
 def Mdl_CrossEntropyOp : Mdl_Op<"cross_entropy", [
     Pure, DeclareOpInterfaceMethods<Mdl_DifferentiableOpInterface>]> {
   let summary = "softmax cross-entropy, mean over non-ignored positions";

@@ -132,6 +132,47 @@ SmallVector<Value> AvgPool2dOp::buildVJP(OpBuilder &builder,
 }
 
 //===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+// attention_forward (FlashAttention-2's backward): one attention_backward
+// from the operands, the result and its adjoint and the saved log-sum-exp,
+// with the forward's mask, causal, scale and dropout. `lse` only feeds that
+// backward, never the loss, so its adjoint is always null; the mask, seed
+// and counter take none. When the forward already permutes the result (the
+// heads merged back, transpose [0, 2, 1, 3]), the backward reads the
+// result back from that copy, permuted again: only one copy of it is kept
+// from the forward to the backward.
+SmallVector<Value>
+AttentionForwardOp::buildVJP(OpBuilder &builder,
+                             ArrayRef<Value> resultAdjoints) {
+  assert(!resultAdjoints[1] && "the log-sum-exp of attention feeds no loss");
+  if (!resultAdjoints[0])
+    return SmallVector<Value>(getNumOperands());
+  Value output = getResult();
+  for (Operation *user : output.getUsers())
+    if (auto transpose = dyn_cast<TransposeOp>(user)) {
+      SmallVector<int64_t> inverse(transpose.getPerm().size());
+      for (auto [axis, from] : llvm::enumerate(transpose.getPerm()))
+        inverse[from] = axis;
+      output =
+          builder.create<TransposeOp>(getLoc(), transpose.getResult(), inverse);
+      break;
+    }
+  auto grad = builder.create<AttentionBackwardOp>(
+      getLoc(),
+      TypeRange{getQuery().getType(), getKey().getType(), getValue().getType()},
+      getQuery(), getKey(), getValue(), output, resultAdjoints[0], getLse(),
+      getMask(), getSeed(), getCounter(), getCausalAttr(), getScaleAttr(),
+      getDropoutAttr(), getDropoutIdAttr());
+  SmallVector<Value> adjoints(getNumOperands());
+  adjoints[0] = grad.getQueryGrad();
+  adjoints[1] = grad.getKeyGrad();
+  adjoints[2] = grad.getValueGrad();
+  return adjoints;
+}
+
+//===----------------------------------------------------------------------===//
 // layer_norm and embedding
 //===----------------------------------------------------------------------===//
 
