@@ -1,9 +1,13 @@
 // --mdl-autodiff: the vector-Jacobian products of the neural-network ops
 // and losses (NNVJP.cpp): convolution, pooling, layer_norm, embedding,
-// cross_entropy, mse_loss, lstm_scan, gru_scan. G is the op result's adjoint.
+// cross_entropy, mse_loss, lstm_scan, gru_scan, attention_forward. G is the
+// op result's adjoint.
 // RUN: modelc-opt %s --mdl-autodiff | FileCheck %s
 
 mdl.param @w : tensor<4x1x2x2xf32> = zeros()
+mdl.param @aq : tensor<1x2x3x4xf32> = zeros()
+mdl.param @ak : tensor<1x2x5x4xf32> = zeros()
+mdl.buffer @amask : tensor<1x1x1x5xi1> {entry = "t", key = "amask", phase = "train", role = "input"}
 mdl.param @bias : tensor<4xf32> = zeros()
 mdl.param @img : tensor<1x2x5x5xf32> = zeros()
 mdl.param @h : tensor<2x3x4xf32> = zeros()
@@ -237,6 +241,28 @@ func.func @gru() attributes {mdl.autodiff = {loss = @loss, scale = 1.000000e+00 
   %h0 = mdl.load @h0 : tensor<3x2xf32>
   %h, %g, %n = mdl.gru_scan %x, %w, %b, %h0 : (tensor<3x4x6xf32>, tensor<6x2xf32>, tensor<6xf32>, tensor<3x2xf32>) -> (tensor<3x5x2xf32>, tensor<3x4x6xf32>, tensor<3x4x2xf32>)
   %l = mdl.sum %h axes = [0, 1, 2] : tensor<3x5x2xf32> -> tensor<f32>
+  mdl.store %l, @loss : tensor<f32>
+  return
+}
+
+// attention_forward: one attention_backward from the operands, the result,
+// its adjoint and the saved log-sum-exp, with the forward's mask, causal
+// flag, scale and dropout; the mask gets no adjoint. Key and value are the
+// same parameter: both adjoints add into its gradient.
+// CHECK-LABEL: func.func @attention()
+// CHECK:      %[[Q:.*]] = mdl.param_ref @aq
+// CHECK-NEXT: %[[K:.*]] = mdl.param_ref @ak
+// CHECK-NEXT: %[[M:.*]] = mdl.load @amask
+// CHECK-NEXT: %[[O:.*]], %[[L:.*]] = mdl.attention_forward %[[Q]], %[[K]], %[[K]] mask %[[M]]
+// CHECK:      %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = mdl.attention_backward %[[Q]], %[[K]], %[[K]], %[[O]], %{{.*}}, %[[L]] mask %[[M]] : tensor<1x1x1x5xi1> causal scale = 5.000000e-01 : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
+// CHECK-DAG:  mdl.add %[[DK]], %[[DV]]
+// CHECK-DAG:  mdl.load @"grad:aq"
+func.func @attention() attributes {mdl.autodiff = {loss = @loss, scale = 1.000000e+00 : f64}} {
+  %q = mdl.param_ref @aq : tensor<1x2x3x4xf32>
+  %k = mdl.param_ref @ak : tensor<1x2x5x4xf32>
+  %m = mdl.load @amask : tensor<1x1x1x5xi1>
+  %o, %lse = mdl.attention_forward %q, %k, %k mask %m : tensor<1x1x1x5xi1> causal scale = 0.5 : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x3xf32>
+  %l = mdl.sum %o axes = [0, 1, 2, 3] : tensor<1x2x3x4xf32> -> tensor<f32>
   mdl.store %l, @loss : tensor<f32>
   return
 }

@@ -3,17 +3,13 @@
 // updates in the program functions.
 // RUN: modelc-opt %s --split-input-file --mdl-decompose --verify-diagnostics | FileCheck %s
 
-// Non-causal attention: softmax(q @ k^T * scale, -1) @ v, as
-// scaled_dot_product_attention, with d != dv and t != s.
+// attention becomes the fused mdl.attention_forward (its log-sum-exp in
+// f32 for f32 and 16-bit inputs), with its scale, causal flag, d != dv and
+// t != s; nothing of shape [t, s] appears.
 
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<2x3x4x8xf32>, %[[K:[^:]*]]: tensor<2x3x5x8xf32>, %[[V:[^:]*]]: tensor<2x3x5x6xf32>
-// CHECK-NEXT: %[[KT:.*]] = mdl.transpose %[[K]] perm = [0, 1, 3, 2] : tensor<2x3x5x8xf32> -> tensor<2x3x8x5xf32>
-// CHECK-NEXT: %[[S:.*]] = mdl.matmul %[[Q]], %[[KT]] : tensor<2x3x4x8xf32>, tensor<2x3x8x5xf32> -> tensor<2x3x4x5xf32>
-// CHECK-NEXT: %[[SCALE:.*]] = mdl.constant dense<2.500000e-01> : tensor<f32>
-// CHECK-NEXT: %[[SS:.*]] = mdl.mul %[[S]], %[[SCALE]] : tensor<2x3x4x5xf32>, tensor<f32> -> tensor<2x3x4x5xf32>
-// CHECK-NEXT: %[[P:.*]] = mdl.softmax %[[SS]] axis = 3 {mdl.attention_softmax} : tensor<2x3x4x5xf32>
-// CHECK-NEXT: %[[O:.*]] = mdl.matmul %[[P]], %[[V]] : tensor<2x3x4x5xf32>, tensor<2x3x5x6xf32> -> tensor<2x3x4x6xf32>
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = mdl.attention_forward %[[Q]], %[[K]], %[[V]] scale = 2.500000e-01 : tensor<2x3x4x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x6xf32> -> tensor<2x3x4x6xf32>, tensor<2x3x4xf32>
 // CHECK-NEXT: return %[[O]]
 // CHECK-NOT: mdl.attention %
 func.func @plain(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x5x8xf32>, %v: tensor<2x3x5x6xf32>) -> tensor<2x3x4x6xf32> {
@@ -23,21 +19,8 @@ func.func @plain(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x5x8xf32>, %v: tensor<2x
 
 // -----
 
-// Causal attention: key j is visible to query i when j <= i; the [t, s]
-// mask broadcasts over batch and heads, hidden scores become -inf.
-
 // CHECK-LABEL: func.func @causal(
-// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x4x8xbf16>, %[[K:[^:]*]]: tensor<1x2x4x8xbf16>, %[[V:[^:]*]]: tensor<1x2x4x8xbf16>
-// CHECK: %[[SS:.*]] = mdl.mul %{{.*}}, %{{.*}} : tensor<1x2x4x4xbf16>, tensor<bf16> -> tensor<1x2x4x4xbf16>
-// CHECK-NEXT: %[[I:.*]] = mdl.arange : tensor<4xi32>
-// CHECK-NEXT: %[[ROWS:.*]] = mdl.reshape %[[I]] : tensor<4xi32> -> tensor<4x1xi32>
-// CHECK-NEXT: %[[J:.*]] = mdl.arange : tensor<4xi32>
-// CHECK-NEXT: %[[COLS:.*]] = mdl.reshape %[[J]] : tensor<4xi32> -> tensor<1x4xi32>
-// CHECK-NEXT: %[[MASK:.*]] = mdl.compare le, %[[COLS]], %[[ROWS]] : tensor<1x4xi32>, tensor<4x1xi32> -> tensor<4x4xi1>
-// CHECK-NEXT: %[[NEGINF:.*]] = mdl.constant dense<0xFF80> : tensor<bf16>
-// CHECK-NEXT: %[[MASKED:.*]] = mdl.where %[[MASK]], %[[SS]], %[[NEGINF]] : tensor<4x4xi1>, tensor<1x2x4x4xbf16>, tensor<bf16> -> tensor<1x2x4x4xbf16>
-// CHECK-NEXT: %[[P:.*]] = mdl.softmax %[[MASKED]] axis = 3 {mdl.attention_softmax}
-// CHECK-NEXT: %[[O:.*]] = mdl.matmul %[[P]], %[[V]]
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = mdl.attention_forward %{{.*}}, %{{.*}}, %{{.*}} causal scale = 0.35355339059327373 : tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16> -> tensor<1x2x4x8xbf16>, tensor<1x2x4xf32>
 // CHECK-NEXT: return %[[O]]
 func.func @causal(%q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x4x8xbf16>, %v: tensor<1x2x4x8xbf16>) -> tensor<1x2x4x8xbf16> {
   %o = mdl.attention %q, %k, %v causal scale = 0.35355339059327373 : tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16> -> tensor<1x2x4x8xbf16>
@@ -285,9 +268,9 @@ func.func @bce_with_logits(%x: tensor<4x3xf32>, %t: tensor<4x3xf32>, %pw: tensor
 
 // -----
 
-// A boolean mask hides the scores where it is false (with causal, where
-// either hides them); attention dropout multiplies the softmax by a dropout
-// mask in a fwd_bwd function, and is the identity elsewhere.
+// The mask stays an operand of the fused op; attention dropout draws from
+// the seed and counter in a fwd_bwd function, with an id of its own after
+// the dropouts' (as a dropout mask would), and is dropped elsewhere.
 
 mdl.buffer @"t:hyper:seed" : tensor<f64> {entry = "t", key = "seed", phase = "train", role = "hyper"}
 mdl.buffer @"t:hyper:rng_counter" : tensor<f64> {entry = "t", key = "rng_counter", phase = "train", role = "hyper"}
@@ -296,17 +279,12 @@ mdl.buffer @"t:in:m" : tensor<2x1x1x3xi1> {entry = "t", key = "m", phase = "trai
 mdl.buffer @"t:out:loss" : tensor<2x1x3x4xf32> {entry = "t", key = "loss", phase = "train", role = "output"}
 
 // CHECK-LABEL: func.func @t.fwd_bwd()
-// CHECK: %[[Q:.*]] = mdl.load @"t:in:q"
+// CHECK-NEXT: %[[SEED:.*]] = mdl.load @"t:hyper:seed"
+// CHECK-NEXT: %[[COUNTER:.*]] = mdl.load @"t:hyper:rng_counter"
+// CHECK-NEXT: %[[Q:.*]] = mdl.load @"t:in:q"
 // CHECK-NEXT: %[[M:.*]] = mdl.load @"t:in:m"
-// CHECK: %[[SS:.*]] = mdl.mul %{{.*}}, %{{.*}} : tensor<2x1x3x3xf32>, tensor<f32> -> tensor<2x1x3x3xf32>
-// CHECK: %[[CAUSAL:.*]] = mdl.compare le
-// CHECK-NEXT: %[[BOTH:.*]] = mdl.and %[[CAUSAL]], %[[M]] : tensor<3x3xi1>, tensor<2x1x1x3xi1> -> tensor<2x1x3x3xi1>
-// CHECK-NEXT: %[[NEGINF:.*]] = mdl.constant dense<0xFF800000> : tensor<f32>
-// CHECK-NEXT: %[[MASKED:.*]] = mdl.where %[[BOTH]], %[[SS]], %[[NEGINF]]
-// CHECK-NEXT: %[[P:.*]] = mdl.softmax %[[MASKED]] axis = 3 {mdl.attention_softmax}
-// CHECK-NEXT: %[[DM:.*]] = mdl.dropout_mask %{{.*}}, %{{.*}} p = 2.500000e-01 id = 0 : tensor<f64>, tensor<f64> -> tensor<2x1x3x3xf32>
-// CHECK-NEXT: %[[PD:.*]] = mdl.mul %[[P]], %[[DM]]
-// CHECK-NEXT: %[[O:.*]] = mdl.matmul %[[PD]], %[[Q]]
+// CHECK-NEXT: %[[O:.*]], %{{.*}} = mdl.attention_forward %[[Q]], %[[Q]], %[[Q]] mask %[[M]] : tensor<2x1x1x3xi1> rng(%[[SEED]], %[[COUNTER]] : tensor<f64>, tensor<f64>) causal scale = 5.000000e-01 dropout = 2.500000e-01 : tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32> -> tensor<2x1x3x4xf32>, tensor<2x1x3xf32>
+// CHECK-NEXT: mdl.store %[[O]]
 func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
   %q = mdl.load @"t:in:q" : tensor<2x1x3x4xf32>
   %m = mdl.load @"t:in:m" : tensor<2x1x1x3xi1>
@@ -316,9 +294,8 @@ func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
 }
 
 // CHECK-LABEL: func.func @t.eval()
-// CHECK: %[[P:.*]] = mdl.softmax
-// CHECK-NEXT: mdl.matmul %[[P]]
-// CHECK-NOT: mdl.dropout
+// CHECK: mdl.attention_forward %{{.*}}, %{{.*}}, %{{.*}} scale = 5.000000e-01 :
+// CHECK-NOT: dropout
 func.func @t.eval() attributes {mdl.entry = "t", mdl.function = "eval"} {
   %q = mdl.load @"t:in:q" : tensor<2x1x3x4xf32>
   %o = mdl.attention %q, %q, %q scale = 0.5 dropout = 0.25 : tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32>, tensor<2x1x3x4xf32> -> tensor<2x1x3x4xf32>

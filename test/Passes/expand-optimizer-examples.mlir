@@ -48,18 +48,23 @@
 // LENET: mdl.store %{{.*}}, @"fashion_lenet:out:lr"
 // LENET-LABEL: func.func @classify.infer()
 
-// char_gpt: attention is decomposed in every function; dropout draws nine
-// masks (embedding, and attention and MLP of four blocks) in fwd_bwd only.
+// char_gpt: attention is the fused mdl.attention_forward in every function
+// (and mdl.attention_backward in fwd_bwd), no [t, s] tensor; dropout draws
+// nine masks (embedding, and attention and MLP of four blocks) in fwd_bwd
+// only.
 // GPT-LABEL: func.func @char_gpt.fwd_bwd()
 // GPT-NEXT: %[[SEED:.*]] = mdl.load @"char_gpt:hyper:seed"
 // GPT-NEXT: %[[COUNTER:.*]] = mdl.load @"char_gpt:hyper:rng_counter"
 // GPT-NOT: mdl.attention %
 // GPT: mdl.dropout_mask %[[SEED]], %[[COUNTER]] p = 2.000000e-01 id = 0
 // GPT-NOT: mdl.attention %
-// GPT: mdl.where {{.*}} : tensor<128x128xi1>, tensor<32x4x128x128xf32>, tensor<f32>
+// GPT: mdl.attention_forward {{.*}} causal {{.*}} -> tensor<32x4x128x32x{{[a-z0-9]+}}>, tensor<32x4x128xf32>
+// GPT-NOT: tensor<32x4x128x128x
 // GPT-NOT: mdl.attention %
 // GPT: mdl.dropout_mask %[[SEED]], %[[COUNTER]] p = 2.000000e-01 id = 8
 // GPT-NOT: mdl.attention %
+// GPT: mdl.attention_backward
+// GPT-NOT: tensor<32x4x128x128x
 // GPT: mdl.store %{{.*}}, @"grad:transformer.wte.weight"
 // GPT-LABEL: func.func @char_gpt.eval()
 // GPT-NOT: mdl.dropout

@@ -97,21 +97,28 @@ func.func @"t.fwd_bwd"() attributes {mdl.autodiff = {loss = @"t:out:loss", scale
 // GRAD: mdl.store %{{.*}}, @"grad:w" : tensor<8x4xf32>
 
 // eval is rewritten as fwd_bwd is (torch.autocast around the eval loop).
-// The softmax of a decomposed attention runs in its scores' type, as the
-// one 16-bit op scaled_dot_product_attention does.
+// Attention (scaled_dot_product_attention, on the lower-precision list)
+// takes 16-bit query, key and value and gives a 16-bit result; its
+// log-sum-exp stays f32.
 // CHECK-LABEL: func.func @t.eval
-// CHECK: mdl.cast %{{.*}} : tensor<2x4xf32> -> tensor<2x4xbf16>
+// CHECK: %[[X:.*]] = mdl.load @"t:in:x" : tensor<2x4xf32>
 // CHECK: %[[Y:.*]] = mdl.matmul %{{.*}} : tensor<2x4xbf16>, tensor<4x8xbf16> -> tensor<2x8xbf16>
-// CHECK: %[[P:.*]] = mdl.softmax %[[Y]] axis = 1 {mdl.attention_softmax} : tensor<2x8xbf16>
-// CHECK: %[[PF:.*]] = mdl.cast %[[P]] : tensor<2x8xbf16> -> tensor<2x8xf32>
-// CHECK: mdl.sum %[[PF]] {{.*}} : tensor<2x8xf32> -> tensor<f32>
+// CHECK: %[[X4:.*]] = mdl.reshape %[[X]] : tensor<2x4xf32> -> tensor<1x1x2x4xf32>
+// CHECK: %[[Y4:.*]] = mdl.reshape %[[Y]] : tensor<2x8xbf16> -> tensor<1x1x2x8xbf16>
+// CHECK: %[[QH:.*]] = mdl.cast %[[X4]] : tensor<1x1x2x4xf32> -> tensor<1x1x2x4xbf16>
+// CHECK: %[[KH:.*]] = mdl.cast %[[X4]] : tensor<1x1x2x4xf32> -> tensor<1x1x2x4xbf16>
+// CHECK: %[[A:.*]], %[[L:.*]] = mdl.attention_forward %[[QH]], %[[KH]], %[[Y4]] scale = 1.000000e+00 : tensor<1x1x2x4xbf16>, tensor<1x1x2x4xbf16>, tensor<1x1x2x8xbf16> -> tensor<1x1x2x8xbf16>, tensor<1x1x2xf32>
+// CHECK: %[[AF:.*]] = mdl.cast %[[A]] : tensor<1x1x2x8xbf16> -> tensor<1x1x2x8xf32>
+// CHECK: mdl.sum %[[AF]] {{.*}} : tensor<1x1x2x8xf32> -> tensor<f32>
 func.func @"t.eval"() attributes {mdl.entry = "t", mdl.function = "eval"} {
   %x = mdl.load @"t:in:x" : tensor<2x4xf32>
   %w = mdl.param_ref @w : tensor<8x4xf32>
   %wt = mdl.transpose %w perm = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
   %y0 = mdl.matmul %x, %wt : tensor<2x4xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
-  %y = mdl.softmax %y0 axis = 1 {mdl.attention_softmax} : tensor<2x8xf32>
-  %l = mdl.sum %y axes = [0, 1] : tensor<2x8xf32> -> tensor<f32>
+  %x4 = mdl.reshape %x : tensor<2x4xf32> -> tensor<1x1x2x4xf32>
+  %y4 = mdl.reshape %y0 : tensor<2x8xf32> -> tensor<1x1x2x8xf32>
+  %a, %lse = mdl.attention_forward %x4, %x4, %y4 scale = 1.0 : tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x8xf32> -> tensor<1x1x2x8xf32>, tensor<1x1x2xf32>
+  %l = mdl.sum %a axes = [0, 1, 2, 3] : tensor<1x1x2x8xf32> -> tensor<f32>
   mdl.store %l, @"t:eval_out:loss" : tensor<f32>
   return
 }

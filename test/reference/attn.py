@@ -16,16 +16,18 @@ Mixed precision follows the rules of spec §8 and docs/passes/amp.md (written
 from them, not from modelc's code; r rounds to the 16-bit type):
 - linear layers: amp.rules' linear (16-bit operands, f32 sums, the product
   and the bias add each rounded once); the tied head r(r(x) @ r(wte)^T);
-- attention as scaled_dot_product_attention, one 16-bit op decomposed:
-  scores r(q @ k^T), scaled r(s * 0.25) (a weak scalar: f32, rounded), the
-  causal mask, softmax computed in f32 from the 16-bit scores and rounded
-  once, then r(p @ v);
+- attention as scaled_dot_product_attention, one fused op on 16-bit q, k,
+  v (docs/codegen/attention.md): scores s = (q @ k^T) * 0.25 in f32, the
+  causal mask, the row maximum m, e = exp(s - m) and l = sum(e) in f32,
+  o = r((r(e) @ v) / l) (the unnormalised probabilities rounded before the
+  product, as tensor cores take them), and the log-sum-exp L = m + log(l);
 - gelu on a 16-bit input: in f32, rounded once; its gradient likewise;
 - embeddings, the residual stream (f32 + 16-bit is f32), layer norms and the
   loss in f32;
 - backward: a gradient flowing into a 16-bit value is rounded where an op
-  makes it; the softmax backward is the ops torch's formula names, each a
-  16-bit op rounded once: dot = r(sum(r(dp * p))), ds = r(p * r(dp - dot)).
+  makes it; attention's is FlashAttention-2's, in f32 from the saved o and
+  L: p = exp(s - L), D = sum(do * o), dp = do @ v^T, ds = r(p * (dp - D)),
+  dv = r(r(p)^T @ do), dq = r(0.25 * (ds @ k)), dk = r(0.25 * (ds^T @ q)).
 f16 trains with GradScaler as train_ref.py does (grad_scaler.py).
 Training: the windows of TOKENS ([N, 9] int) in file order, B per step
 (wrapping each epoch), SGD with momentum 0.9 as optim.SGD. (Not Adam: the
@@ -91,12 +93,14 @@ def loss_and_grads(params, idx, labels, precision, dloss=None):
     qkv, attn_in_back = linear(h1, p["h.0.attn.c_attn.weight"], p["h.0.attn.c_attn.bias"])
     q, k, v = (qkv[..., i * C:(i + 1) * C].reshape(B, T, H, D).transpose(0, 2, 1, 3)
                for i in range(3))
-    s = r(q @ k.transpose(0, 1, 3, 2))
-    s2 = r(s * np.float32(1 / math.sqrt(D)))
+    scale = np.float32(1 / math.sqrt(D))
     causal = np.tril(np.ones((T, T), bool))
-    s3 = np.where(causal, s2, np.float32(-np.inf))
-    prob = r(layers.softmax(s3)[0])
-    o = r(prob @ v)
+    s = np.where(causal, (q @ k.transpose(0, 1, 3, 2)) * scale, np.float32(-np.inf))
+    smax = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - smax)
+    ssum = e.sum(axis=-1, keepdims=True)
+    o = r((r(e) @ v) / ssum)
+    lse = smax + np.log(ssum)
     merged = o.transpose(0, 2, 1, 3).reshape(B, T, C)
     a, attn_out_back = linear(merged, p["h.0.attn.c_proj.weight"], p["h.0.attn.c_proj.bias"])
     x1 = x0 + a
@@ -125,14 +129,13 @@ def loss_and_grads(params, idx, labels, precision, dloss=None):
     grads["h.0.ln_2.weight"], grads["h.0.ln_2.bias"] = ln2_back(dh2)[1:]
     dmerged, grads["h.0.attn.c_proj.weight"], grads["h.0.attn.c_proj.bias"] = attn_out_back(r(dx1))
     do = dmerged.reshape(B, T, H, D).transpose(0, 2, 1, 3)
-    dprob = r(do @ v.transpose(0, 1, 3, 2))
-    dv = r(prob.transpose(0, 1, 3, 2) @ do)
-    dot = r(r(dprob * prob).sum(axis=-1, keepdims=True, dtype=np.float32))
-    ds3 = r(prob * r(dprob - dot))
-    ds2 = np.where(causal, ds3, np.float32(0))
-    ds = r(ds2 * np.float32(1 / math.sqrt(D)))
-    dq = r(ds @ k)
-    dk = r(ds.transpose(0, 1, 3, 2) @ q)
+    prob = np.where(causal, np.exp(s - lse), np.float32(0))
+    rowdot = (do * o).sum(axis=-1, keepdims=True)
+    dprob = do @ v.transpose(0, 1, 3, 2)
+    ds = r(prob * (dprob - rowdot))
+    dv = r(r(prob).transpose(0, 1, 3, 2) @ do)
+    dq = r(scale * (ds @ k))
+    dk = r(scale * (ds.transpose(0, 1, 3, 2) @ q))
     dqkv = np.concatenate([t.transpose(0, 2, 1, 3).reshape(B, T, C) for t in (dq, dk, dv)], -1)
     dh1, grads["h.0.attn.c_attn.weight"], grads["h.0.attn.c_attn.bias"] = attn_in_back(dqkv)
     dx0 = dx1 + ln1_back(dh1)[0]

@@ -192,3 +192,35 @@ func.func @f(%seed: tensor<f64>, %counter: tensor<f64>) {
   %0 = mdl.dropout_mask %seed, %counter p = 5.000000e-01 id = 0 : tensor<f64>, tensor<f64> -> tensor<4xi32>
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<2x4x16x8xf32>) {
+  // expected-error @+1 {{'mdl.attention_forward' op a dropout needs the seed and counter operands}}
+  %o, %l = mdl.attention_forward %q, %q, %q scale = 1.0 dropout = 0.5 : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x16x8xf32>, tensor<2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x16x8xbf16>) {
+  // expected-error @+1 {{'mdl.attention_forward' op lse type 'tensor<2x4x16xbf16>' does not match the expected 'tensor<2x4x16xf32>'}}
+  %o, %l = mdl.attention_forward %q, %q, %q scale = 1.0 : tensor<2x4x16x8xbf16>, tensor<2x4x16x8xbf16>, tensor<2x4x16x8xbf16> -> tensor<2x4x16x8xbf16>, tensor<2x4x16xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x20x8xf32>, %m: tensor<2x1x16x16xi1>) {
+  // expected-error @+1 {{'mdl.attention_forward' op mask of shape [2, 1, 16, 16] does not broadcast to the scores [b, h, t, s] = [2, 4, 16, 20]}}
+  %o, %l = mdl.attention_forward %q, %k, %k mask %m : tensor<2x1x16x16xi1> scale = 1.0 : tensor<2x4x16x8xf32>, tensor<2x4x20x8xf32>, tensor<2x4x20x8xf32> -> tensor<2x4x16x8xf32>, tensor<2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x16x8xf32>, %l: tensor<2x4x16xf32>) {
+  // expected-error @+1 {{'mdl.attention_backward' op key_grad type 'tensor<2x4x8x8xf32>' does not match the expected 'tensor<2x4x16x8xf32>'}}
+  %dq, %dk, %dv = mdl.attention_backward %q, %q, %q, %q, %q, %l scale = 1.0 : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16xf32> -> tensor<2x4x16x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x16x8xf32>
+  return
+}

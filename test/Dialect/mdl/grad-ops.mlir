@@ -94,3 +94,18 @@ func.func @load_store_mask() {
   mdl.store %g, @"grad:w" : tensor<4x3xf32>
   return
 }
+
+// The fused attention and its gradient (--mdl-decompose and --mdl-autodiff
+// make them): the log-sum-exp in f32 for f32 and 16-bit inputs, a mask,
+// the dropout's seed and counter.
+
+// CHECK-LABEL: func.func @attention_fused
+// CHECK: %[[O:.*]], %[[L:.*]] = mdl.attention_forward %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} : tensor<2x1x1x5xi1> rng(%{{.*}}, %{{.*}} : tensor<f64>, tensor<f64>) causal scale = 2.500000e-01 dropout = 1.000000e-01 id = 3 : tensor<2x3x4x8xbf16>, tensor<2x3x5x8xbf16>, tensor<2x3x5x6xbf16> -> tensor<2x3x4x6xbf16>, tensor<2x3x4xf32>
+// CHECK: mdl.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %{{.*}}, %[[L]] mask %{{.*}} : tensor<2x1x1x5xi1> rng(%{{.*}}, %{{.*}} : tensor<f64>, tensor<f64>) causal scale = 2.500000e-01 dropout = 1.000000e-01 id = 3 : {{.*}} -> tensor<2x3x4x8xbf16>, tensor<2x3x5x8xbf16>, tensor<2x3x5x6xbf16>
+// CHECK: mdl.attention_forward %{{.*}}, %{{.*}}, %{{.*}} scale = 1.000000e+00 : tensor<1x1x2x2xf64>, tensor<1x1x2x2xf64>, tensor<1x1x2x2xf64> -> tensor<1x1x2x2xf64>, tensor<1x1x2xf64>
+func.func @attention_fused(%q: tensor<2x3x4x8xbf16>, %k: tensor<2x3x5x8xbf16>, %v: tensor<2x3x5x6xbf16>, %m: tensor<2x1x1x5xi1>, %seed: tensor<f64>, %counter: tensor<f64>, %do: tensor<2x3x4x6xbf16>, %x: tensor<1x1x2x2xf64>) {
+  %o, %lse = mdl.attention_forward %q, %k, %v mask %m : tensor<2x1x1x5xi1> rng(%seed, %counter : tensor<f64>, tensor<f64>) causal scale = 0.25 dropout = 0.1 id = 3 : tensor<2x3x4x8xbf16>, tensor<2x3x5x8xbf16>, tensor<2x3x5x6xbf16> -> tensor<2x3x4x6xbf16>, tensor<2x3x4xf32>
+  %dq, %dk, %dv = mdl.attention_backward %q, %k, %v, %o, %do, %lse mask %m : tensor<2x1x1x5xi1> rng(%seed, %counter : tensor<f64>, tensor<f64>) causal scale = 0.25 dropout = 0.1 id = 3 : tensor<2x3x4x8xbf16>, tensor<2x3x5x8xbf16>, tensor<2x3x5x6xbf16>, tensor<2x3x4x6xbf16>, tensor<2x3x4x6xbf16>, tensor<2x3x4xf32> -> tensor<2x3x4x8xbf16>, tensor<2x3x5x8xbf16>, tensor<2x3x5x6xbf16>
+  %y, %ly = mdl.attention_forward %x, %x, %x scale = 1.0 : tensor<1x1x2x2xf64>, tensor<1x1x2x2xf64>, tensor<1x1x2x2xf64> -> tensor<1x1x2x2xf64>, tensor<1x1x2xf64>
+  return
+}
