@@ -397,24 +397,29 @@ LogicalResult MdlDecomposePass::decomposeStateUpdates(func::FuncOp func) {
 }
 
 LogicalResult MdlDecomposePass::decomposeDropouts(func::FuncOp func) {
-  SmallVector<mdl::DropoutOp> dropouts;
-  func.walk([&](mdl::DropoutOp dropout) { dropouts.push_back(dropout); });
-  SmallVector<mdl::AttentionForwardOp> attentions;
-  func.walk([&](mdl::AttentionForwardOp attention) {
-    if (attention.getDropout().convertToDouble() != 0.0 && !attention.getSeed())
-      attentions.push_back(attention);
+  // The dropouts and the attentions that drop, in program order: the ids
+  // follow it, whichever kind each site is.
+  SmallVector<Operation *> sites;
+  func.walk([&](Operation *op) {
+    if (isa<mdl::DropoutOp>(op))
+      sites.push_back(op);
+    if (auto attention = dyn_cast<mdl::AttentionForwardOp>(op))
+      if (attention.getDropout().convertToDouble() != 0.0 &&
+          !attention.getSeed())
+        sites.push_back(op);
   });
-  if (dropouts.empty() && attentions.empty())
+  if (sites.empty())
     return success();
   auto kind = func->getAttrOfType<StringAttr>(kFunctionAttrName);
   bool training = kind && kind.getValue() == "fwd_bwd";
+  auto isActive = [](Operation *site) {
+    auto dropout = dyn_cast<mdl::DropoutOp>(site);
+    return !dropout || dropout.getP().convertToDouble() != 0.0;
+  };
   // The seed and the micro-batch counter are read once, at the top, where
   // nothing has stored to them yet.
   Value seed, counter;
-  auto isActive = [](mdl::DropoutOp dropout) {
-    return dropout.getP().convertToDouble() != 0.0;
-  };
-  if (training && (llvm::any_of(dropouts, isActive) || !attentions.empty())) {
+  if (training && llvm::any_of(sites, isActive)) {
     auto entry = func->getAttrOfType<StringAttr>(kEntryAttrName);
     if (!entry)
       return func.emitError("a fwd_bwd function needs '")
@@ -434,7 +439,20 @@ LogicalResult MdlDecomposePass::decomposeDropouts(func::FuncOp func) {
     if (!(seed = loadHyper("seed")) || !(counter = loadHyper("rng_counter")))
       return failure();
   }
-  for (mdl::DropoutOp dropout : dropouts) {
+  for (Operation *site : sites) {
+    // Attention drops its probabilities inside the fused op, from the same
+    // stream as a mask of the scores' shape would.
+    if (auto attention = dyn_cast<mdl::AttentionForwardOp>(site)) {
+      if (!training) {
+        attention.setDropout(APFloat(0.0));
+        continue;
+      }
+      attention.getSeedMutable().assign(seed);
+      attention.getCounterMutable().assign(counter);
+      attention.setDropoutId(nextDropoutId++);
+      continue;
+    }
+    auto dropout = cast<mdl::DropoutOp>(site);
     Value result = dropout.getInput();
     if (training && isActive(dropout)) {
       OpBuilder builder(dropout);
@@ -446,17 +464,6 @@ LogicalResult MdlDecomposePass::decomposeDropouts(func::FuncOp func) {
     }
     dropout.replaceAllUsesWith(result);
     dropout.erase();
-  }
-  // Attention drops its probabilities inside the fused op, from the same
-  // stream as a mask of the scores' shape would.
-  for (mdl::AttentionForwardOp attention : attentions) {
-    if (!training) {
-      attention.setDropout(APFloat(0.0));
-      continue;
-    }
-    attention.getSeedMutable().assign(seed);
-    attention.getCounterMutable().assign(counter);
-    attention.setDropoutId(nextDropoutId++);
   }
   return success();
 }

@@ -10,6 +10,7 @@
 
 #include "dialects/mdl/MdlDialect.h"
 #include "dialects/mdl/MdlOps.h"
+#include "dialects/mdlrt/MdlrtOps.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -114,6 +115,17 @@ void expandStridedCopies(ModuleOp module) {
   });
 }
 
+/// The fused attention's passes run their portable loops on the CPU: each
+/// mdlrt.attention_pass is replaced by its region's ops.
+void inlineAttentionPasses(ModuleOp module) {
+  module.walk([](mdlrt::AttentionPassOp pass) {
+    Block &body = pass.getBody().front();
+    pass->getBlock()->getOperations().splice(pass->getIterator(),
+                                             body.getOperations());
+    pass.erase();
+  });
+}
+
 /// Removes the attributes of the mdl dialect, which the translation to
 /// LLVM IR has no meaning for.
 void dropMdlAttributes(Operation *op) {
@@ -205,6 +217,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
     // are constants like any other.
     modelc::materializeLaunchConstants(module);
     expandStridedCopies(module);
+    inlineAttentionPasses(module);
     OpPassManager loops(ModuleOp::getOperationName());
     modelc::buildLinalgToLoopsPipeline(loops);
     if (failed(runPipeline(loops, module)))

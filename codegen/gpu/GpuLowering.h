@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -110,6 +111,19 @@ void emitInThreadZero(KernelBuilder &kb, llvm::function_ref<void()> body);
 /// All of `op` in one thread, in the CPU's loop order.
 void emitSerialOp(KernelBuilder &kb, mlir::linalg::LinalgOp op,
                   llvm::ArrayRef<int64_t> ranges);
+
+// ---- AttentionKernels.cpp -------------------------------------------------
+
+/// A pass of the fused attention (docs/codegen/attention.md): the
+/// tensor-core kernel when the pass has one for its types and shapes,
+/// else its region's parallel loop, a thread per row.
+mlir::FailureOr<LaunchShape>
+emitAttentionPass(KernelBuilder &kb, mlir::mdlrt::AttentionPassOp pass);
+
+/// A top-level scf.parallel from 0 in unit steps to constant bounds: one
+/// thread per point, its body serial in the thread.
+mlir::FailureOr<LaunchShape> emitParallelLoop(KernelBuilder &kb,
+                                              mlir::scf::ParallelOp parallel);
 
 // ---- RowReduction.cpp ----------------------------------------------------
 

@@ -57,34 +57,6 @@ LaunchShape emitElementwise(KernelBuilder &kb, ArrayRef<int64_t> ranges,
   return {gridFor(total, block), block};
 }
 
-/// A top-level scf.parallel from 0 with unit steps to constant bounds (a
-/// fused kernel's rows): one thread per point, its body serial in the
-/// thread.
-FailureOr<LaunchShape> emitParallelLoop(KernelBuilder &kb,
-                                        scf::ParallelOp parallel) {
-  SmallVector<int64_t> ranges;
-  for (auto [lower, upper, step] :
-       llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
-                 parallel.getStep())) {
-    std::optional<int64_t> low = getConstantIntValue(lower);
-    std::optional<int64_t> high = getConstantIntValue(upper);
-    std::optional<int64_t> stride = getConstantIntValue(step);
-    if (!low || !high || !stride || *low != 0 || *stride != 1)
-      return parallel.emitError("a parallel loop without constant bounds "
-                                "from 0 in unit steps has no GPU mapping");
-    ranges.push_back(*high);
-  }
-  if (parallel.getNumResults() > 0)
-    return parallel.emitError("a parallel loop with results has no GPU "
-                              "mapping");
-  return emitElementwise(kb, ranges, [&](ValueRange ivs) {
-    for (auto [iv, coordinate] : llvm::zip(parallel.getInductionVars(), ivs))
-      kb.mapping.map(iv, coordinate);
-    for (Operation &op : parallel.getBody()->without_terminator())
-      kb.builder.clone(op, kb.mapping);
-  });
-}
-
 FailureOr<LaunchShape> emitLinalgKernel(KernelBuilder &kb,
                                         linalg::LinalgOp op) {
   FailureOr<SmallVector<int64_t>> ranges = getStaticRanges(op);
@@ -115,6 +87,31 @@ FailureOr<LaunchShape> emitLinalgKernel(KernelBuilder &kb,
 }
 
 } // namespace
+
+FailureOr<LaunchShape> emitParallelLoop(KernelBuilder &kb,
+                                        scf::ParallelOp parallel) {
+  SmallVector<int64_t> ranges;
+  for (auto [lower, upper, step] :
+       llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
+                 parallel.getStep())) {
+    std::optional<int64_t> low = getConstantIntValue(lower);
+    std::optional<int64_t> high = getConstantIntValue(upper);
+    std::optional<int64_t> stride = getConstantIntValue(step);
+    if (!low || !high || !stride || *low != 0 || *stride != 1)
+      return parallel.emitError("a parallel loop without constant bounds "
+                                "from 0 in unit steps has no GPU mapping");
+    ranges.push_back(*high);
+  }
+  if (parallel.getNumResults() > 0)
+    return parallel.emitError("a parallel loop with results has no GPU "
+                              "mapping");
+  return emitElementwise(kb, ranges, [&](ValueRange ivs) {
+    for (auto [iv, coordinate] : llvm::zip(parallel.getInductionVars(), ivs))
+      kb.mapping.map(iv, coordinate);
+    for (Operation &op : parallel.getBody()->without_terminator())
+      kb.builder.clone(op, kb.mapping);
+  });
+}
 
 void emitParallelPoints(KernelBuilder &kb, linalg::LinalgOp op,
                         ArrayRef<int64_t> ranges, Value first, Value step) {
@@ -157,6 +154,8 @@ FailureOr<LaunchShape> emitKernelWork(KernelBuilder &kb, Operation *work) {
   }
   if (auto parallel = dyn_cast<scf::ParallelOp>(work))
     return emitParallelLoop(kb, parallel);
+  if (auto pass = dyn_cast<mdlrt::AttentionPassOp>(work))
+    return emitAttentionPass(kb, pass);
   if (work->getNumRegions() > 0) {
     if (failed(emitBlockKernel(kb, work)))
       return failure();

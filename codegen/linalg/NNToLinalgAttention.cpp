@@ -1,7 +1,8 @@
 // Lowering of mdl.attention_forward and mdl.attention_backward: the fused
 // algorithm of FlashAttention-2 as loops that every target runs
-// (docs/codegen/attention.md). Each pass is one scf.parallel over the
-// (batch, head, row) points on the operands' memory; a point keeps its
+// (docs/codegen/attention.md). Each pass is an mdlrt.attention_pass whose
+// region is one scf.parallel over the (batch, head, row) points on the
+// operands' memory; a point keeps its
 // row's accumulators in vector registers (vector<d x f32>) and walks the
 // visible keys (or queries) serially:
 //
@@ -31,6 +32,7 @@
 #include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
+#include "dialects/mdlrt/MdlrtOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -54,8 +56,8 @@ namespace {
 /// block.
 constexpr int64_t kKeyBlock = 16;
 
-/// The attribute on each pass's scf.parallel giving the most terms one of
-/// its results sums (the GPU kernel table's `reduction`, docs/codegen/gpu.md).
+/// The attribute on each pass giving the most terms one of its results sums
+/// (the GPU kernel table's `reduction`, docs/codegen/gpu.md).
 constexpr llvm::StringLiteral kReductionAttrName = "mdl.reduction";
 
 /// What the three passes share: the shapes, the attributes, the operands'
@@ -206,21 +208,33 @@ struct AttentionEmitter {
     return b.create<arith::SelectOp>(loc, visible, p, constant(0.0));
   }
 
-  /// scf.parallel over [b, h, n] with `body(batch, head, row)`, marked with
-  /// the terms its longest sum adds.
-  void parallelRows(int64_t batches, int64_t rows, int64_t reduction,
-                    function_ref<void(Value, Value, Value)> body) {
-    auto loop = b.create<scf::ParallelOp>(
+  /// One pass, `kind`, as an mdlrt.attention_pass reading `inputs` and
+  /// writing `outputs`, whose region is an scf.parallel over [b, h, n]
+  /// with `body(batch, head, row)`; marked with the terms its longest sum
+  /// adds.
+  void pass(StringRef kind, ValueRange inputs, ValueRange outputs,
+            int64_t batches, int64_t rows, int64_t reduction,
+            function_ref<void(Value, Value, Value)> body) {
+    SmallVector<Value> allInputs(inputs);
+    if (mask)
+      allInputs.push_back(mask);
+    auto op = b.create<mlir::mdlrt::AttentionPassOp>(
+        loc, b.getStringAttr(kind), causal ? b.getUnitAttr() : nullptr,
+        b.getF64FloatAttr(scale), b.getF64FloatAttr(dropout),
+        mask ? b.getUnitAttr() : nullptr, allInputs, outputs, dropoutKey);
+    op->setAttr(kReductionAttrName, b.getI64IntegerAttr(reduction));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&op.getBody().emplaceBlock());
+    b.create<scf::ParallelOp>(
         loc, ValueRange{index(0), index(0), index(0)},
         ValueRange{index(batches), index(heads), index(rows)},
         ValueRange{index(1), index(1), index(1)},
         [&](OpBuilder &nested, Location, ValueRange ivs) {
-          OpBuilder::InsertionGuard guard(b);
+          OpBuilder::InsertionGuard inner(b);
           b.setInsertionPoint(nested.getInsertionBlock(),
                               nested.getInsertionPoint());
           body(ivs[0], ivs[1], ivs[2]);
         });
-    loop->setAttr(kReductionAttrName, b.getI64IntegerAttr(reduction));
   }
 };
 
@@ -300,8 +314,8 @@ struct AttentionForwardLowering
         cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
     double minusInf = -std::numeric_limits<double>::infinity();
 
-    e.parallelRows(
-        queryType.getDimSize(0), e.queries,
+    e.pass(
+        "forward", {q, k, v}, {out, lse}, queryType.getDimSize(0), e.queries,
         e.keys * std::max(width, valueWidth),
         [&](Value batch, Value head, Value i) {
           OpBuilder &b = e.b;
@@ -461,9 +475,9 @@ struct AttentionBackwardLowering
     };
 
     // dQ, per query: its visible keys.
-    e.parallelRows(
-        batches, e.queries, e.keys * widest,
-        [&](Value batch, Value head, Value i) {
+    e.pass(
+        "query_grad", {q, k, v, dout, lse, d}, {dq}, batches, e.queries,
+        e.keys * widest, [&](Value batch, Value head, Value i) {
           Value qRow = e.loadRow(q, batch, head, i);
           Value doRow = e.loadRow(dout, batch, head, i);
           auto loop = b.create<scf::ForOp>(
@@ -483,9 +497,9 @@ struct AttentionBackwardLowering
         });
 
     // dK and dV, per key: the queries that see it.
-    e.parallelRows(
-        batches, e.keys, e.queries * widest,
-        [&](Value batch, Value head, Value j) {
+    e.pass(
+        "key_value_grad", {q, k, v, dout, lse, d}, {dk, dv}, batches, e.keys,
+        e.queries * widest, [&](Value batch, Value head, Value j) {
           Value kRow = e.loadRow(k, batch, head, j);
           Value vRow = e.loadRow(v, batch, head, j);
           Value first = e.causal ? j : e.index(0);

@@ -1,6 +1,7 @@
 // The mdlrt ops: the generated definitions and the gemm verifier.
 #include "dialects/mdlrt/MdlrtOps.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
@@ -116,4 +117,38 @@ LogicalResult AllReduceOp::verify() {
       return emitOpError() << "reduces contiguous buffers, not " << type;
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// attention_pass
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionPassOp::verify() {
+  StringRef kind = getKind();
+  size_t inputs = getHasMask() ? 1 : 0, outputs = 0;
+  if (kind == "forward") {
+    inputs += 3;
+    outputs = 2;
+  } else if (kind == "query_grad" || kind == "key_value_grad") {
+    inputs += 6;
+    outputs = kind == "query_grad" ? 1 : 2;
+  } else {
+    return emitOpError("kind must be forward, query_grad or key_value_grad, "
+                       "got '")
+           << kind << "'";
+  }
+  if (getInputs().size() != inputs || getOutputs().size() != outputs)
+    return emitOpError("a ")
+           << kind << " pass" << (getHasMask() ? " with a mask" : "")
+           << " takes " << inputs << " inputs and " << outputs
+           << " outputs, got " << getInputs().size() << " and "
+           << getOutputs().size();
+  if ((getDropout().convertToDouble() != 0.0) != bool(getDropoutKey()))
+    return emitOpError("takes a dropout key exactly when it drops");
+  return success();
+}
+
+LogicalResult AttentionPassOp::fold(FoldAdaptor,
+                                    SmallVectorImpl<OpFoldResult> &) {
+  return memref::foldMemRefCast(*this);
 }

@@ -42,6 +42,47 @@ def Mdlrt_LaunchConstantOp : Mdlrt_Op<"launch_constant", [Pure]> {
   let assemblyFormat = "$value attr-dict";
 }
 
+def Mdlrt_AttentionPassOp : Mdlrt_Op<"attention_pass", [
+    AttrSizedOperandSegments, RecursiveMemoryEffects, NoTerminator,
+    SingleBlock]> {
+  let summary = "one pass of the fused attention, with its portable loops";
+  let description = [{
+    One pass of mdl.attention_forward / attention_backward on memory
+    (docs/codegen/attention.md), a kernel's work: `kind` is `forward`
+    (ins q, k, v [, mask]; outs O, lse), `query_grad` (ins q, k, v, dO,
+    lse, D [, mask]; outs dq) or `key_value_grad` (the same ins; outs dk,
+    dv), with the op's `causal`, `scale`, `dropout` and, when it drops, the
+    dropout key. The region computes the pass with loops that every target
+    can run (one scf.parallel over the rows); a target may run the same
+    function another way from the operands instead (the GPU's tensor-core
+    kernels, docs/codegen/gpu.md). Its memory effects are its region's.
+    A memref.cast operand to a less static layout folds into the op.
+
+    ```mlir
+    mdlrt.attention_pass forward causal scale = 1.250000e-01 ins(%q, %k, %v : ...) outs(%o, %lse : ...) {
+      scf.parallel ... { ... }
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, UnitAttr:$causal, F64Attr:$scale,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       UnitAttr:$has_mask,
+                       Variadic<AnyStaticShapeMemRef>:$inputs,
+                       Variadic<AnyStaticShapeMemRef>:$outputs,
+                       Optional<I64>:$dropout_key);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind (`causal` $causal^)? `scale` `=` $scale (`dropout` `=` $dropout^)?
+    (`mask` $has_mask^)? (`key` `(` $dropout_key^ `)`)? `ins` `(` $inputs `:`
+    type($inputs) `)` `outs` `(` $outputs `:` type($outputs) `)` $body
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  // Operands that are memref.casts to a less static layout read their
+  // source instead, as linalg ops do.
+  let hasFolder = 1;
+}
+
 // A matrix or a batch of matrices with unit innermost stride (any other
 // strides): what a row-major BLAS call can address with a leading dimension
 // and a batch stride.

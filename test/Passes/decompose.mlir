@@ -305,6 +305,28 @@ func.func @t.eval() attributes {mdl.entry = "t", mdl.function = "eval"} {
 
 // -----
 
+// Dropout ids follow program order, whichever kind each site is: a dropout,
+// an attention that drops, another dropout.
+mdl.buffer @"t:hyper:seed" : tensor<f64> {entry = "t", key = "seed", phase = "train", role = "hyper"}
+mdl.buffer @"t:hyper:rng_counter" : tensor<f64> {entry = "t", key = "rng_counter", phase = "train", role = "hyper"}
+mdl.buffer @"t:in:q" : tensor<1x1x3x4xf32> {entry = "t", key = "q", phase = "train", role = "input"}
+mdl.buffer @"t:out:loss" : tensor<1x1x3x4xf32> {entry = "t", key = "loss", phase = "train", role = "output"}
+
+// CHECK-LABEL: func.func @t.fwd_bwd()
+// CHECK: mdl.dropout_mask {{.*}} p = 1.000000e-01 id = 0
+// CHECK: mdl.attention_forward {{.*}} dropout = 2.000000e-01 id = 1
+// CHECK: mdl.dropout_mask {{.*}} p = 3.000000e-01 id = 2
+func.func @t.fwd_bwd() attributes {mdl.entry = "t", mdl.function = "fwd_bwd"} {
+  %q = mdl.load @"t:in:q" : tensor<1x1x3x4xf32>
+  %a = mdl.dropout %q p = 0.1 : tensor<1x1x3x4xf32>
+  %o = mdl.attention %a, %a, %a scale = 0.5 dropout = 0.2 : tensor<1x1x3x4xf32>, tensor<1x1x3x4xf32>, tensor<1x1x3x4xf32> -> tensor<1x1x3x4xf32>
+  %b = mdl.dropout %o p = 0.3 : tensor<1x1x3x4xf32>
+  mdl.store %b, @"t:out:loss" : tensor<1x1x3x4xf32>
+  return
+}
+
+// -----
+
 // batch_norm in training (fwd_bwd): the batch mean and biased variance over
 // every axis but 1 normalise; the running statistics (buffers) become
 // momentum * batch + (1 - momentum) * running, with the unbiased variance
