@@ -32,3 +32,16 @@ if [ ! -x "$CUDA_HOME/bin/ptxas" ] || [ ! -f "$CUDA_HOME/include/cuda.h" ]; then
   exit 1
 fi
 echo "setup: CUDA toolkit at $CUDA_HOME ($("$CUDA_HOME/bin/ptxas" --version | tail -1))"
+
+# nvdisasm, to check the tensor-core instructions in the kernels' SASS
+# (test/Driver/attention-kernels-sass.test): the toolkit's, else NVIDIA's
+# PyPI wheel in MODELC_TOOLS_DIR. Optional: without it that test is skipped.
+TOOLS_DIR=${MODELC_TOOLS_DIR:-$HOME/.cache/modelc-tools}
+if [ -x "$CUDA_HOME/bin/nvdisasm" ] || [ -x "$TOOLS_DIR/nvidia/cu13/bin/nvdisasm" ]; then
+  echo "setup: nvdisasm present"
+elif python3 -m pip install -q --no-deps --target "$TOOLS_DIR" nvidia-cuda-nvdisasm 2>/dev/null \
+    || /usr/bin/python3 -m pip install -q --no-deps --target "$TOOLS_DIR" nvidia-cuda-nvdisasm 2>/dev/null; then
+  echo "setup: nvdisasm installed in $TOOLS_DIR (PyPI nvidia-cuda-nvdisasm)"
+else
+  echo "setup: note: no nvdisasm (PyPI nvidia-cuda-nvdisasm could not be installed); the SASS test will be skipped"
+fi

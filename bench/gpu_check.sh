@@ -165,6 +165,9 @@ check $PY test/reference/eval_ref.py /tmp/gc-fashion.safetensors --model mlp --i
 step "benchmark: bench/gpu_train.py"
 check timeout 240 $PY bench/gpu_train.py --programs $G --data $D --steps 1000
 
+step "benchmark: attention (fused, tensor cores) and GPT-2 small against PyTorch (SDPA flash, torch.compile)"
+check timeout 420 $PY bench/gpu_attention.py --programs $G --steps 30
+
 step "benchmark: char_gpt bf16 against f32 (tokens/s, 200 steps)"
 rate() {
   timeout 200 $G/$1 --gpus 1 --steps 200 --set warmup=10 --set log.every=10 \

@@ -74,6 +74,11 @@ strip "$tmp/conv_transpose" "$tmp/conv_transpose_grad" "$tmp/upsample"
 "$BUILD/bin/modelc" examples/gpt2_small.mdl -D N_LAYER=2 -D T=64 -D B=2 -D ACCUM=1 \
   -o "$tmp/gpt2_small_bf16"
 strip "$tmp/gpt2_small_f32" "$tmp/gpt2_small_bf16"
+# bench/gpu_attention.py: attention alone at GPT-2 small's shapes, and GPT-2
+# small itself (bf16, batch 16, context 1024, one micro-batch per step).
+"$BUILD/bin/modelc" bench/attention_gpt2.mdl -o "$tmp/attention_gpt2"
+"$BUILD/bin/modelc" examples/gpt2_small.mdl -D ACCUM=1 -o "$tmp/gpt2_small"
+strip "$tmp/attention_gpt2" "$tmp/gpt2_small"
 # Each program carries its own static OpenBLAS (~10 MB). xz -9's 64 MiB
 # dictionary spans several programs, so the copies compress to almost
 # nothing (8.5 MB for the twenty-five; fourteen took 33 MB at xz's default
@@ -83,7 +88,8 @@ XZ_OPT=-9 tar -C "$tmp" -cJf gpu-out/programs.tar.xz fashion_mlp lenet char_gpt 
   fashion_mlp_f32 char_gpt_f32 lenet_bf16 lenet_f64 char_gpt_f64 \
   fashion_mlp_f16 mlp_f16 fashion_mlp_zero sums text_classifier \
   text_classifier_f64 resnet resnet_f64 conv_transpose conv_transpose_grad \
-  upsample lstm_lm lstm_lm_f64 recurrent gru_grad gpt2_small_f32 gpt2_small_bf16
+  upsample lstm_lm lstm_lm_f64 recurrent gru_grad gpt2_small_f32 gpt2_small_bf16 \
+  attention_gpt2 gpt2_small
 # The runtime's unit tests, for their real-GPU cases (CudaGpuDevice.*), with
 # the shared libraries they need that a GPU machine's image may lack.
 mkdir -p "$tmp/unit/lib"

@@ -46,6 +46,20 @@ elif not getattr(lit_config, "modelc_gpu_note_printed", False):
     lit_config.modelc_gpu_note_printed = True
     lit_config.note("GPU suite (test/GPU, REQUIRES: cuda-device): skipped: "
                     "no CUDA device")
+# %nvdisasm: the CUDA toolkit's, else the one setup.sh installs from PyPI
+# (nvidia-cuda-nvdisasm) in MODELC_TOOLS_DIR; tests of the SASS need it.
+tools_dir = os.environ.get("MODELC_TOOLS_DIR",
+                           os.path.expanduser("~/.cache/modelc-tools"))
+nvdisasm_candidates = [shutil.which("nvdisasm"), "/usr/local/cuda/bin/nvdisasm",
+                       os.path.join(tools_dir, "nvidia", "cu13", "bin", "nvdisasm")]
+nvdisasm = next((c for c in nvdisasm_candidates if c and os.access(c, os.X_OK)), None)
+if nvdisasm:
+    config.available_features.add("nvdisasm")
+    config.substitutions.append(("%nvdisasm", nvdisasm))
+elif not getattr(lit_config, "modelc_nvdisasm_note_printed", False):
+    lit_config.modelc_nvdisasm_note_printed = True
+    lit_config.note("SASS tests (REQUIRES: nvdisasm): skipped: no nvdisasm "
+                    "(setup.sh installs it from PyPI: nvidia-cuda-nvdisasm)")
 # %ptxas: the ptxas that modelc would find (PATH, then /usr/local/cuda/bin).
 ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 if os.path.exists(ptxas):

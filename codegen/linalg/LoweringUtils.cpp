@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace modelc::lowering {
@@ -549,13 +551,13 @@ Value createDropoutFactor(OpBuilder &b, Location loc, Value key, Value index,
   Value hash = mix64(b, loc, b.create<arith::XOrIOp>(loc, key, index));
   Value top53 = b.create<arith::ShRUIOp>(loc, hash,
                                          createScalarConstant(b, loc, i64, 11));
-  Value top53AsFloat = b.create<arith::UIToFPOp>(loc, b.getF64Type(), top53);
-  Value uniform = b.create<arith::MulFOp>(
-      loc, top53AsFloat,
-      createScalarConstant(b, loc, b.getF64Type(), 0x1.0p-53));
-  Value dropped =
-      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, uniform,
-                              createScalarConstant(b, loc, b.getF64Type(), p));
+  // u = top53 * 2^-53 < p exactly when top53 < ceil(p * 2^53): both sides
+  // scaled by a power of two, and top53 an integer. So no f64 arithmetic.
+  auto threshold = static_cast<uint64_t>(std::ceil(std::ldexp(p, 53)));
+  Value dropped = b.create<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::ult, top53,
+      b.create<arith::ConstantOp>(
+          loc, b.getI64IntegerAttr(static_cast<int64_t>(threshold))));
   Value zero = createScalarConstant(b, loc, type, 0);
   Value scale = createScalarConstant(b, loc, type, 1.0 / (1.0 - p));
   return b.create<arith::SelectOp>(loc, dropped, zero, scale);

@@ -243,7 +243,8 @@ mlir::Value createDropoutKey(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value seed, mlir::Value counter, int64_t id);
 /// The dropout factor of the element with i64 linear index `index` under
 /// `key`: with h = mix64(key ^ index) and u = (h >> 11) * 2^-53 in [0, 1),
-/// 0 when u < p, else 1 / (1 - p), in float type `type`.
+/// 0 when u < p, else 1 / (1 - p), in float type `type`. (Computed as the
+/// integer comparison (h >> 11) < ceil(p * 2^53), which is the same.)
 mlir::Value createDropoutFactor(mlir::OpBuilder &b, mlir::Location loc,
                                 mlir::Value key, mlir::Value index, double p,
                                 mlir::Type type);

@@ -6,7 +6,8 @@
 // row's accumulators in vector registers (vector<d x f32>) and walks the
 // visible keys (or queries) serially:
 //
-//   forward, per query i: keys in blocks of kKeyBlock; per block the
+//   forward, per query i: keys in blocks of 16 (8 for head sizes of 64 or
+//   more); per block the
 //     scores s_j = scale q_i . k_j, m' = max(m, s_j), the running sum
 //     l = l e^(m - m') + sum e^(s_j - m') and o = o e^(m - m') +
 //     sum e^(s_j - m') z_ij v_j (online softmax); then O_i = o / l and
@@ -53,8 +54,9 @@ namespace {
 
 /// Keys per step of the forward's online softmax: their scores are kept in
 /// registers, the running maximum and the accumulator rescaled once per
-/// block.
-constexpr int64_t kKeyBlock = 16;
+/// block. 16, or 8 for rows of 64 elements or more (a GPU thread then keeps
+/// all of it in registers).
+int64_t keyBlockFor(int64_t widest) { return widest >= 64 ? 8 : 16; }
 
 /// The attribute on each pass giving the most terms one of its results sums
 /// (the GPU kernel table's `reduction`, docs/codegen/gpu.md).
@@ -313,6 +315,7 @@ struct AttentionForwardLowering
     int64_t valueWidth =
         cast<RankedTensorType>(op.getValue().getType()).getDimSize(3);
     double minusInf = -std::numeric_limits<double>::infinity();
+    int64_t keyBlock = keyBlockFor(std::max(width, valueWidth));
 
     e.pass(
         "forward", {q, k, v}, {out, lse}, queryType.getDimSize(0), e.queries,
@@ -327,7 +330,7 @@ struct AttentionForwardLowering
               loc, DenseElementsAttr::get(e.vectorType(valueWidth),
                                           b.getFloatAttr(e.acc, 0.0)));
           auto blocks = b.create<scf::ForOp>(
-              loc, e.index(0), end, e.index(kKeyBlock),
+              loc, e.index(0), end, e.index(keyBlock),
               ValueRange{e.constant(minusInf), e.constant(0.0), zeros},
               [&](OpBuilder &nested, Location, Value start, ValueRange state) {
                 OpBuilder::InsertionGuard guard(b);
@@ -338,7 +341,7 @@ struct AttentionForwardLowering
                 // last key, so every read is in bounds).
                 SmallVector<Value> keysHere, scores;
                 Value blockMax = state[0];
-                for (int64_t u = 0; u < kKeyBlock; ++u) {
+                for (int64_t u = 0; u < keyBlock; ++u) {
                   Value j = b.create<arith::AddIOp>(loc, start, e.index(u));
                   Value inRange = b.create<arith::CmpIOp>(
                       loc, arith::CmpIPredicate::ult, j, end);
@@ -365,7 +368,7 @@ struct AttentionForwardLowering
                     loc, b.create<arith::SubFOp>(loc, state[0], pivot));
                 Value sum = b.create<arith::MulFOp>(loc, state[1], rescale);
                 Value accumulator = e.scaleVector(state[2], rescale);
-                for (int64_t u = 0; u < kKeyBlock; ++u) {
+                for (int64_t u = 0; u < keyBlock; ++u) {
                   Value p = b.create<math::ExpOp>(
                       loc, b.create<arith::SubFOp>(loc, scores[u], pivot));
                   sum = b.create<arith::AddFOp>(loc, sum, p);

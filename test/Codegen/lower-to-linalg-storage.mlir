@@ -130,7 +130,8 @@ func.func @no_op_accesses() {
 // dropout_mask: key = mix64(mix64(seed ^ id * 0x9E3779B97F4A7C15) ^ counter)
 // once per op (id 3: the salt is 3 * 0x9E37... mod 2^64), then per element
 // mix64(key ^ linear index); u = (h >> 11) * 2^-53; 0 if u < p else
-// 1 / (1 - p). SplitMix64's multipliers 0xBF58476D1CE4E5B9 and
+// 1 / (1 - p), u < p compared as (h >> 11) < ceil(p * 2^53) (for p = 0.1,
+// 900719925474100). SplitMix64's multipliers 0xBF58476D1CE4E5B9 and
 // 0x94D049BB133111EB print as signed i64.
 // CHECK-LABEL: func.func @dropout_mask
 // CHECK: %[[SEEDT:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<f64>
@@ -166,11 +167,8 @@ func.func @no_op_accesses() {
 // CHECK-NEXT: %[[H0:.*]] = arith.xori %[[KEY]], %[[LIN64]] : i64
 // CHECK: %[[C11:.*]] = arith.constant 11 : i64
 // CHECK-NEXT: %[[TOP:.*]] = arith.shrui %{{.*}}, %[[C11]] : i64
-// CHECK-NEXT: %[[TOPF:.*]] = arith.uitofp %[[TOP]] : i64 to f64
-// CHECK-NEXT: %[[ULP:.*]] = arith.constant 1.1102230246251565E-16 : f64
-// CHECK-NEXT: %[[U:.*]] = arith.mulf %[[TOPF]], %[[ULP]] : f64
-// CHECK-NEXT: %[[P:.*]] = arith.constant 1.000000e-01 : f64
-// CHECK-NEXT: %[[DROP:.*]] = arith.cmpf olt, %[[U]], %[[P]] : f64
+// CHECK-NEXT: %[[P:.*]] = arith.constant 900719925474100 : i64
+// CHECK-NEXT: %[[DROP:.*]] = arith.cmpi ult, %[[TOP]], %[[P]] : i64
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[SCALE:.*]] = arith.constant 1.11111116 : f32
 // CHECK-NEXT: %[[M:.*]] = arith.select %[[DROP]], %[[ZERO]], %[[SCALE]] : f32
