@@ -60,6 +60,14 @@ elif not getattr(lit_config, "modelc_nvdisasm_note_printed", False):
     lit_config.modelc_nvdisasm_note_printed = True
     lit_config.note("SASS tests (REQUIRES: nvdisasm): skipped: no nvdisasm "
                     "(setup.sh installs it from PyPI: nvidia-cuda-nvdisasm)")
+# %fake_cuda: the fake libcuda and libcublasLt of the runtime's unit tests
+# (test/unit/runtime/fake), built with them: a program's GPU path without a
+# GPU (every launch's arguments and block against its kernel's PTX).
+fake_cuda = os.path.join(config.modelc_obj_root, "test", "unit",
+                         "libmodelc_fake_cuda.so")
+if os.path.exists(fake_cuda):
+    config.available_features.add("fake-cuda")
+    config.substitutions.append(("%fake_cuda", fake_cuda))
 # %ptxas: the ptxas that modelc would find (PATH, then /usr/local/cuda/bin).
 ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 if os.path.exists(ptxas):

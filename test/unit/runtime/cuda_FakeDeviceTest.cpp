@@ -219,6 +219,24 @@ TEST_F(CudaFakeDevice, RunStepRunsOneStepEagerly) {
   EXPECT_FALSE(device->runStep(2, 0).ok());
 }
 
+TEST_F(CudaFakeDevice, ABlockAboveTheKernelsMaxntidDoesNotLaunch) {
+  // As a real driver: k1's PTX allows 32 threads per block; a launch of
+  // 64 fails (the generated kernels declare their block as .maxntid).
+  std::string text = "// PTX .entry k0(.param .u64 p0) .maxntid 256, 1, 1 {} "
+                     ".entry k1(.param .u64 p0) .maxntid 32, 1, 1 {}";
+  for (TestImage &image : spec.images)
+    image.data = std::vector<uint8_t>(text.begin(), text.end());
+  openOk();
+  ASSERT_TRUE(device->runStep(0, 0).ok());
+  ASSERT_TRUE(device->runStep(0, 2).ok());
+  spec.kernels[1].block = 64;
+  openOk();
+  Status tooWide = device->runStep(0, 2);
+  ASSERT_FALSE(tooWide.ok());
+  EXPECT_NE(tooWide.message().find("cuLaunchKernel"), std::string::npos)
+      << tooWide.message();
+}
+
 TEST_F(CudaFakeDevice, GraphsOffRunsEagerly) {
   ScopedEnv off("MODELC_CUDA_GRAPHS", "0");
   openOk();

@@ -1,6 +1,7 @@
 // The fake libcuda's driver API (FakeCuda.h).
 #include "FakeCuda.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -32,6 +33,8 @@ struct CUfunc_st {
   std::string name;
   /// The number of `.param`s its `.entry` declares in the module's text.
   size_t params = 0;
+  /// Its `.maxntid` (the most threads a block may have), 0 when undeclared.
+  unsigned maxThreads = 0;
 };
 struct CUevent_st {
   bool recorded = false;
@@ -62,6 +65,19 @@ std::optional<size_t> countEntryParams(const std::string &image,
        p = image.find(".param", p + 1))
     ++count;
   return count;
+}
+
+/// The `.maxntid X` that follows `.entry NAME(...)` in a PTX text, before
+/// its body; 0 without one.
+unsigned entryMaxThreads(const std::string &image, const std::string &name) {
+  size_t at = image.find(".entry " + name + "(");
+  if (at == std::string::npos)
+    return 0;
+  size_t body = image.find('{', image.find(')', at));
+  size_t directive = image.find(".maxntid", at);
+  if (directive == std::string::npos || directive > body)
+    return 0;
+  return unsigned(std::strtoul(image.c_str() + directive + 8, nullptr, 10));
 }
 
 /// The offset of `value` in the device allocation it points into, if any.
@@ -173,9 +189,15 @@ CUresult CUDAAPI cuModuleUnload(CUmodule m) {
   --live;
   return CUDA_SUCCESS;
 }
-/// Kernels are named k...; one the module's text declares must be there.
+/// Kernels are named k... (the tests' programs) or ..._kN (modelc's, as
+/// docs/codegen/gpu.md names them); one the module's text declares must be
+/// there (a module without PTX entries stands in for a cubin).
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule m, const char *n) {
-  if (n[0] != 'k')
+  std::string name(n);
+  size_t suffix = name.rfind("_k");
+  bool modelcName = suffix != std::string::npos && suffix + 2 < name.size() &&
+                    std::isdigit(static_cast<unsigned char>(name[suffix + 2]));
+  if (n[0] != 'k' && !modelcName)
     return CUDA_ERROR_NOT_FOUND;
   std::optional<size_t> params = countEntryParams(m->image, n);
   if (!params && m->image.find(".entry") != std::string::npos)
@@ -184,7 +206,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule m, const char *n) {
   static std::mutex functionsMutex;
   std::lock_guard<std::mutex> lock(functionsMutex);
   CUfunc_st &function = functions[std::string(m->image) + '\0' + n];
-  function = CUfunc_st{n, params.value_or(0)};
+  function = CUfunc_st{n, params.value_or(0), entryMaxThreads(m->image, n)};
   *f = &function;
   return CUDA_SUCCESS;
 }
@@ -309,8 +331,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
                                 unsigned gz, unsigned bx, unsigned by,
                                 unsigned bz, unsigned shared, CUstream s,
                                 void **params, void **extra) {
+  // As a real driver: a block above the kernel's .maxntid cannot launch.
   if (gy != 1 || gz != 1 || by != 1 || bz != 1 || shared != 0 || extra ||
-      (!params && f->params > 0))
+      (!params && f->params > 0) || (f->maxThreads && bx > f->maxThreads))
     return CUDA_ERROR_INVALID_VALUE;
   // The driver copies the values now: a capture keeps them.
   std::vector<uint64_t> values(f->params);
