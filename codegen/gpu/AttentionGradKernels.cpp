@@ -52,14 +52,16 @@ PairTerms pairTerms(MmaEmitter &e, const AttentionOperands &a, Value batch,
   for (int64_t i = 0; i < 4; ++i) {
     auto [query, key, lse, rowDot] = pairOf(i);
     // The pairs the CPU loops visit: in bounds and, when causal, at or
-    // below the diagonal. The others add nothing at all (not 0 * (z dP -
-    // D), which is NaN where a row sees no key and D is NaN).
+    // below the diagonal. The others (p = 0) take D = 0, so that they add
+    // nothing at all, not 0 * (z dP - D), which is NaN where a row sees no
+    // key and D is NaN.
     Value visited = b.create<arith::AndIOp>(loc, e.lessThan(key, a.keys),
                                             e.lessThan(query, a.queries));
     if (a.causal)
       visited = b.create<arith::AndIOp>(
           loc, visited,
           b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, key, query));
+    rowDot = b.create<arith::SelectOp>(loc, visited, rowDot, e.f32(0.0));
     Value score = b.create<arith::MulFOp>(loc, s[i], e.f32(a.scale));
     Value p =
         b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, score, lse));
@@ -68,9 +70,8 @@ PairTerms pairTerms(MmaEmitter &e, const AttentionOperands &a, Value batch,
     Value z = dropoutFactor(e, a, batch, head, query, key);
     Value dropped = b.create<arith::MulFOp>(loc, dp[i], z);
     terms.weights.push_back(b.create<arith::MulFOp>(loc, p, z));
-    Value ds = b.create<arith::MulFOp>(
-        loc, p, b.create<arith::SubFOp>(loc, dropped, rowDot));
-    terms.ds.push_back(b.create<arith::SelectOp>(loc, visited, ds, e.f32(0.0)));
+    terms.ds.push_back(b.create<arith::MulFOp>(
+        loc, p, b.create<arith::SubFOp>(loc, dropped, rowDot)));
   }
   return terms;
 }
