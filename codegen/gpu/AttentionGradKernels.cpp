@@ -123,15 +123,12 @@ LaunchShape emitQueryGradMma(KernelBuilder &kb, mdlrt::AttentionPassOp pass) {
   Value dq = kb.mapping.lookup(pass.getOutputs()[0]);
   OpBuilder &b = kb.builder;
   Location loc = kb.loc;
-  Type element = cast<MemRefType>(a.query.getType()).getElementType();
   int64_t widthTiles = a.width / 8;
   return emitWarpRowKernel(
-      kb, element, a.batches, a.heads, a.queries,
+      kb, a.element, a.batches, a.heads, a.queries,
       [&](MmaEmitter &e, Value batch, Value head, Value rowBase) {
-        Value rows[2] = {e.add(rowBase, e.group),
-                         e.add(rowBase, e.add(e.group, e.index(8)))};
-        Value loadRows[2] = {e.clamp(rows[0], a.queries - 1),
-                             e.clamp(rows[1], a.queries - 1)};
+        Value rows[2], loadRows[2];
+        e.threadRows(rowBase, a.queries, rows, loadRows);
         SmallVector<Fragment> queryA, gradA;
         for (int64_t kk = 0; kk < a.width / 16; ++kk)
           queryA.push_back(e.loadA(a.query, batch, head, loadRows, kk * 16));
@@ -200,15 +197,12 @@ LaunchShape emitKeyValueGradMma(KernelBuilder &kb,
   Value dv = kb.mapping.lookup(pass.getOutputs()[1]);
   OpBuilder &b = kb.builder;
   Location loc = kb.loc;
-  Type element = cast<MemRefType>(a.query.getType()).getElementType();
   int64_t widthTiles = a.width / 8, valueTiles = a.valueWidth / 8;
   return emitWarpRowKernel(
-      kb, element, a.batches, a.heads, a.keys,
+      kb, a.element, a.batches, a.heads, a.keys,
       [&](MmaEmitter &e, Value batch, Value head, Value rowBase) {
-        Value keys[2] = {e.add(rowBase, e.group),
-                         e.add(rowBase, e.add(e.group, e.index(8)))};
-        Value loadKeys[2] = {e.clamp(keys[0], a.keys - 1),
-                             e.clamp(keys[1], a.keys - 1)};
+        Value keys[2], loadKeys[2];
+        e.threadRows(rowBase, a.keys, keys, loadKeys);
         // Causal: query i sees key j when j <= i, so the warp's queries
         // start at its first key.
         Value first = a.causal ? rowBase : e.index(0);

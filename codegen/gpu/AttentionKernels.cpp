@@ -68,15 +68,12 @@ LaunchShape emitForwardMma(KernelBuilder &kb, mdlrt::AttentionPassOp pass) {
   OpBuilder &b = kb.builder;
   Location loc = kb.loc;
   double minusInf = -std::numeric_limits<double>::infinity();
-  Type element = cast<MemRefType>(a.query.getType()).getElementType();
   int64_t valueTiles = a.valueWidth / 8;
   return emitWarpRowKernel(
-      kb, element, a.batches, a.heads, a.queries,
+      kb, a.element, a.batches, a.heads, a.queries,
       [&](MmaEmitter &e, Value batch, Value head, Value rowBase) {
-        Value rows[2] = {e.add(rowBase, e.group),
-                         e.add(rowBase, e.add(e.group, e.index(8)))};
-        Value loadRows[2] = {e.clamp(rows[0], a.queries - 1),
-                             e.clamp(rows[1], a.queries - 1)};
+        Value rows[2], loadRows[2];
+        e.threadRows(rowBase, a.queries, rows, loadRows);
         SmallVector<Fragment> queryA;
         for (int64_t kk = 0; kk < a.width / 16; ++kk)
           queryA.push_back(e.loadA(a.query, batch, head, loadRows, kk * 16));
@@ -231,6 +228,7 @@ AttentionOperands readAttentionOperands(KernelBuilder &kb,
   a.mask = pass.getHasMask() ? lookup(inputs.back()) : Value();
   a.dropoutKey = lookup(pass.getDropoutKey());
   auto queryType = cast<MemRefType>(a.query.getType());
+  a.element = queryType.getElementType();
   a.batches = queryType.getDimSize(0);
   a.heads = queryType.getDimSize(1);
   a.queries = queryType.getDimSize(2);

@@ -13,6 +13,8 @@ struct AttentionOperands {
   /// q, k, v and, for the backward, dO, lse and D; the mask and the dropout
   /// key when the pass has them.
   mlir::Value query, key, value, outputGrad, lse, rowDot, mask, dropoutKey;
+  /// The 16-bit type of q, k, v (and dO).
+  mlir::Type element;
   int64_t batches, heads, queries, keys, width, valueWidth;
   double scale, dropout;
   bool causal;

@@ -43,6 +43,14 @@ Value MmaEmitter::lessThan(Value x, int64_t bound) {
                                  index(bound));
 }
 
+void MmaEmitter::threadRows(Value rowBase, int64_t count, Value (&rows)[2],
+                            Value (&clamped)[2]) {
+  rows[0] = add(rowBase, group);
+  rows[1] = add(rows[0], index(8));
+  clamped[0] = clamp(rows[0], count - 1);
+  clamped[1] = clamp(rows[1], count - 1);
+}
+
 Value MmaEmitter::loadPair(Value mem, ValueRange indices) {
   Value pair = b.create<vector::LoadOp>(loc, VectorType::get({2}, element), mem,
                                         indices);

@@ -45,6 +45,10 @@ struct MmaEmitter {
   /// min(x, bound), for reads that must stay in bounds.
   mlir::Value clamp(mlir::Value x, int64_t bound);
   mlir::Value lessThan(mlir::Value x, int64_t bound);
+  /// The thread's two rows of a warp's 16 from `rowBase` (g and g + 8), and
+  /// the same clamped below `count` for reads.
+  void threadRows(mlir::Value rowBase, int64_t count, mlir::Value (&rows)[2],
+                  mlir::Value (&clamped)[2]);
 
   /// A from rows `rows` (g's and g + 8's, in bounds) of `mem[batch, head]`,
   /// columns `column` .. `column` + 15.
