@@ -43,12 +43,6 @@ struct OptimizerConfig {
   bool lossScaling = false;
 };
 
-/// A parameter being updated and its gradient, as loaded and clipped.
-struct ParamGrad {
-  mdl::ParamOp param;
-  Value grad;
-};
-
 /// What one optimizer step reads and writes: a parameter (or ZeRO-1's
 /// window, a chunk of any parameter), its type, the symbol of its state
 /// buffer of each kind (`m`, `v`, `momentum`), and its gradient.
@@ -69,8 +63,9 @@ struct StepTarget {
 /// each group's own lr).
 struct GroupSettings {
   llvm::StringMap<double> hypers;
-  /// The group's index in the setting, for caches.
+  /// The group's index in the setting, for caches, and its name.
   unsigned index = 0;
+  std::string name;
 };
 
 /// A parameter group of the `param_groups` setting: the parameters whose
@@ -120,6 +115,25 @@ struct ParamGroup {
   }
 };
 
+/// What one elementwise step of the optimizer covers: the parameters of
+/// one element type and parameter group as one flat view of each of
+/// parameters, gradients and state kinds (the multi-tensor update), or a
+/// single parameter with its own buffers.
+struct Segment {
+  SmallVector<mdl::ParamOp> params;
+  /// The view's type (1-d), or the parameter's.
+  RankedTensorType type;
+  /// The symbols the step loads and stores: views or the parameter's own.
+  std::string param, grad;
+  llvm::StringMap<std::string> state;
+  /// The group's settings; null for none.
+  const GroupSettings *settings = nullptr;
+  /// Whether the symbols are flat views (to declare) of the parameters'.
+  bool view = false;
+  /// The gradient as loaded, unscaled and clipped.
+  Value gradValue;
+};
+
 /// Reads the `param_groups` setting of `train` (checked by the frontend).
 SmallVector<ParamGroup> readParamGroups(mdl::TrainOp train) {
   SmallVector<ParamGroup> groups;
@@ -142,6 +156,7 @@ SmallVector<ParamGroup> readParamGroups(mdl::TrainOp train) {
       if (auto number = dyn_cast<FloatAttr>(setting.getValue()))
         g.settings.hypers[setting.getName()] = number.getValueAsDouble();
     g.settings.index = groups.size();
+    g.settings.name = g.name;
     groups.push_back(std::move(g));
   }
   return groups;
@@ -233,11 +248,12 @@ public:
     builder.create<mdl::StoreOp>(loc, value, symbol);
   }
 
-  /// Loads every gradient (with loss scaling: unscales them and stores
-  /// whether any was inf or NaN), stores their global norm, and scales them
-  /// as `torch.nn.utils.clip_grad_norm_` does when the hyper grad_clip > 0.
-  SmallVector<ParamGrad> loadClippedGrads(const OptimizerConfig &config,
-                                          ArrayRef<mdl::ParamOp> params);
+  /// Loads every segment's gradient (with loss scaling: unscales them and
+  /// stores whether any value was inf or NaN), stores their global norm,
+  /// and scales them as `torch.nn.utils.clip_grad_norm_` does when the
+  /// hyper grad_clip > 0.
+  void loadClippedGrads(const OptimizerConfig &config,
+                        MutableArrayRef<Segment> segments);
   /// The new value of the parameter, and stores of its optimizer state.
   Value step(const OptimizerConfig &config, const StepTarget &target,
              Value lr);
@@ -255,7 +271,16 @@ public:
 private:
   /// GradScaler's unscale_: multiplies every gradient by the f32 inverse of
   /// the loss scale and records in `skip` whether any value was inf or NaN.
-  void unscale(SmallVector<ParamGrad> &grads);
+  void unscale(MutableArrayRef<Segment> segments);
+  /// The sum of all elements of `value` (itself when 0-d).
+  Value sumAll(Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getRank() == 0)
+      return value;
+    SmallVector<int64_t> axes(type.getRank());
+    std::iota(axes.begin(), axes.end(), 0);
+    return builder.create<mdl::SumOp>(loc, value, axes);
+  }
   /// `updated`, or with loss scaling `old` when the step is skipped.
   Value unlessSkipped(Value updated, Value old) {
     return skip ? math.select(skip, old, updated) : updated;
@@ -312,7 +337,7 @@ private:
 
 } // namespace
 
-void UpdateBuilder::unscale(SmallVector<ParamGrad> &grads) {
+void UpdateBuilder::unscale(MutableArrayRef<Segment> segments) {
   // torch._amp_foreach_non_finite_check_and_unscale_: found_inf when any
   // value of the scaled gradients is inf or NaN, then grad *= inv_scale,
   // inv_scale = f32(1 / f64(scale)). g * 0 is 0 for a finite g and NaN for
@@ -320,16 +345,10 @@ void UpdateBuilder::unscale(SmallVector<ParamGrad> &grads) {
   // one is not finite (and never overflows).
   Type f32 = builder.getF32Type();
   SmallVector<Value> probes;
-  for (ParamGrad &grad : grads) {
-    auto type = cast<RankedTensorType>(grad.grad.getType());
-    Value zeros =
-        math.mul(grad.grad, scalarFor(math.constant(0.0), grad.param.getType()));
-    if (type.getRank() > 0) {
-      SmallVector<int64_t> axes(type.getRank());
-      std::iota(axes.begin(), axes.end(), 0);
-      zeros = builder.create<mdl::SumOp>(loc, zeros, axes);
-    }
-    probes.push_back(math.cast(zeros, f32));
+  for (Segment &segment : segments) {
+    Value zeros = math.mul(segment.gradValue,
+                           scalarFor(math.constant(0.0), segment.type));
+    probes.push_back(math.cast(sumAll(zeros), f32));
   }
   Value probe =
       probes.empty() ? math.constant(0.0, f32) : math.stackedSum(probes);
@@ -338,44 +357,34 @@ void UpdateBuilder::unscale(SmallVector<ParamGrad> &grads) {
         getBufferSymbol(entry, "out", "found_inf"));
   Value inverse = math.cast(
       math.div(math.constant(1.0), hyper("loss_scale")), f32);
-  for (ParamGrad &grad : grads)
-    grad.grad = math.mul(grad.grad, scalarFor(inverse, grad.param.getType()));
+  for (Segment &segment : segments)
+    segment.gradValue =
+        math.mul(segment.gradValue, scalarFor(inverse, segment.type));
 }
 
-SmallVector<ParamGrad>
-UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
-                                ArrayRef<mdl::ParamOp> params) {
-  SmallVector<ParamGrad> grads;
-  for (mdl::ParamOp param : params)
-    grads.push_back(
-        {param, load(getGradSymbol(param.getSymName()), param.getType())});
+void UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
+                                     MutableArrayRef<Segment> segments) {
+  for (Segment &segment : segments)
+    segment.gradValue = load(segment.grad, segment.type);
   if (config.lossScaling)
-    unscale(grads);
-  // torch.nn.utils.clip_grad_norm_(norm_type=2): the norm of the
-  // per-gradient norms, each computed in the gradient's dtype; the norms
-  // and the coefficient are f32, or f64 for f64 parameters (--widen-f64),
-  // as torch stacks the norms in their own dtype.
+    unscale(segments);
+  // torch.nn.utils.clip_grad_norm_(norm_type=2) is the norm of all the
+  // gradients' elements; torch computes it as the norm of per-gradient
+  // norms, here it is the root of the sum of each segment's squares (one
+  // reduction over a flat view: the same value up to the rounding of the
+  // order of the sum). The sums are in the gradients' dtype; the norm and
+  // the coefficient are f32, or f64 for f64 parameters (--widen-f64), as
+  // torch stacks the norms in their own dtype.
   Type normType = builder.getF32Type();
-  for (mdl::ParamOp param : params)
-    if (param.getType().getElementType().isF64())
+  for (const Segment &segment : segments)
+    if (segment.type.getElementType().isF64())
       normType = builder.getF64Type();
-  SmallVector<Value> squaredNorms;
-  for (ParamGrad &paramGrad : grads) {
-    RankedTensorType type = paramGrad.param.getType();
-    Value grad = paramGrad.grad;
-    Value squares = math.mul(grad, grad);
-    if (type.getRank() > 0) {
-      SmallVector<int64_t> axes(type.getRank());
-      std::iota(axes.begin(), axes.end(), 0);
-      squares = builder.create<mdl::SumOp>(loc, squares, axes);
-    }
-    Value norm = math.cast(math.sqrt(squares), normType);
-    squaredNorms.push_back(math.mul(norm, norm));
-  }
-  // The norm of the stacked norms.
-  Value totalNorm = squaredNorms.empty()
-                        ? math.constant(0.0, normType)
-                        : math.sqrt(math.stackedSum(squaredNorms));
+  SmallVector<Value> squares;
+  for (Segment &segment : segments)
+    squares.push_back(math.cast(
+        sumAll(math.mul(segment.gradValue, segment.gradValue)), normType));
+  Value totalNorm = squares.empty() ? math.constant(0.0, normType)
+                                    : math.sqrt(math.stackedSum(squares));
   store(math.cast(totalNorm, builder.getF32Type()),
         getBufferSymbol(entry, "out", "grad_norm"));
 
@@ -391,10 +400,9 @@ UpdateBuilder::loadClippedGrads(const OptimizerConfig &config,
   Value clipping =
       math.compare(mdl::CmpPredicate::gt, gradClip, math.constant(0.0));
   coefficient = math.select(clipping, coefficient, one);
-  for (ParamGrad &grad : grads)
-    grad.grad =
-        math.mul(grad.grad, scalarFor(coefficient, grad.param.getType()));
-  return grads;
+  for (Segment &segment : segments)
+    segment.gradValue =
+        math.mul(segment.gradValue, scalarFor(coefficient, segment.type));
 }
 
 Value UpdateBuilder::step(const OptimizerConfig &config,
@@ -608,6 +616,7 @@ namespace {
 
 struct MdlExpandOptimizerPass
     : modelc::impl::MdlExpandOptimizerBase<MdlExpandOptimizerPass> {
+  using MdlExpandOptimizerBase::MdlExpandOptimizerBase;
   void runOnOperation() override;
 
 private:
@@ -635,6 +644,16 @@ private:
   /// or already is (otherwise).
   LogicalResult checkDeclared(mdl::TrainOp train, ArrayRef<std::string> names,
                               bool expected);
+  /// What the step of `params` covers: a flat view per element type and
+  /// parameter group, unless another entry's views already hold one of
+  /// the parameters or gradients; then each parameter alone.
+  SmallVector<Segment>
+  planSegments(StringRef entry, const OptimizerConfig &config,
+               ArrayRef<mdl::ParamOp> params,
+               const llvm::StringMap<GroupSettings> &groups, bool zero);
+  /// Declares the flat views of `segment` at `builder`'s point.
+  void declareViews(OpBuilder &builder, Location loc, const Segment &segment,
+                    const OptimizerConfig &config, StringRef entry, bool zero);
 
   SymbolTable *symbols = nullptr;
 };
@@ -705,6 +724,106 @@ LogicalResult MdlExpandOptimizerPass::checkDeclared(mdl::TrainOp train,
   return success();
 }
 
+SmallVector<Segment> MdlExpandOptimizerPass::planSegments(
+    StringRef entry, const OptimizerConfig &config,
+    ArrayRef<mdl::ParamOp> params, const llvm::StringMap<GroupSettings> &groups,
+    bool zero) {
+  auto settingsOf = [&](mdl::ParamOp param) -> const GroupSettings * {
+    auto it = groups.find(param.getSymName());
+    return it == groups.end() ? nullptr : &it->second;
+  };
+  SmallVector<StringRef, 3> kinds;
+  if (!zero)
+    kinds = getStateKinds(config);
+  llvm::StringSet<> viewed;
+  for (auto view : getOperation().getOps<mdl::FlatViewOp>())
+    for (Attribute member : view.getMembers())
+      viewed.insert(cast<FlatSymbolRefAttr>(member).getValue());
+  bool flat = flatViews && llvm::none_of(params, [&](mdl::ParamOp param) {
+                return viewed.contains(param.getSymName()) ||
+                       viewed.contains(getGradSymbol(param.getSymName()));
+              });
+  SmallVector<Segment> segments;
+  if (!flat) {
+    for (mdl::ParamOp param : params) {
+      Segment segment;
+      segment.params = {param};
+      segment.type = param.getType();
+      segment.param = param.getSymName().str();
+      segment.grad = getGradSymbol(param.getSymName());
+      for (StringRef kind : kinds)
+        segment.state[kind] = getBufferSymbol(
+            entry, "state", (kind + "." + param.getSymName()).str());
+      segment.settings = settingsOf(param);
+      segments.push_back(std::move(segment));
+    }
+    return segments;
+  }
+  for (mdl::ParamOp param : params) {
+    Type element = param.getType().getElementType();
+    const GroupSettings *settings = settingsOf(param);
+    auto it = llvm::find_if(segments, [&](const Segment &segment) {
+      // Each parameter has its own copy of its group's settings.
+      bool sameGroup = segment.settings && settings
+                           ? segment.settings->index == settings->index
+                           : segment.settings == settings;
+      return segment.type.getElementType() == element && sameGroup;
+    });
+    if (it == segments.end()) {
+      Segment segment;
+      segment.view = true;
+      segment.settings = settings;
+      segment.type = RankedTensorType::get({0}, element);
+      segments.push_back(std::move(segment));
+      it = std::prev(segments.end());
+    }
+    it->params.push_back(param);
+  }
+  for (Segment &segment : segments) {
+    SmallVector<RankedTensorType> types;
+    for (mdl::ParamOp param : segment.params)
+      types.push_back(param.getType());
+    Type element = segment.type.getElementType();
+    segment.type =
+        RankedTensorType::get({mdl::FlatViewOp::layout(types).back()}, element);
+    // `.TYPE`, and `.GROUP` for a parameter group's.
+    std::string suffix;
+    llvm::raw_string_ostream os(suffix);
+    os << "." << element;
+    if (segment.settings)
+      os << "." << segment.settings->name;
+    segment.param = getBufferSymbol(entry, "flat", "param" + suffix);
+    segment.grad = getBufferSymbol(entry, "flat", "grad" + suffix);
+    for (StringRef kind : kinds)
+      segment.state[kind] =
+          getBufferSymbol(entry, "flat", (kind + suffix).str());
+  }
+  return segments;
+}
+
+void MdlExpandOptimizerPass::declareViews(OpBuilder &builder, Location loc,
+                                          const Segment &segment,
+                                          const OptimizerConfig &config,
+                                          StringRef entry, bool zero) {
+  auto declare = [&](StringRef symbol,
+                     llvm::function_ref<std::string(StringRef)> member) {
+    SmallVector<Attribute> members;
+    for (mdl::ParamOp param : segment.params)
+      members.push_back(FlatSymbolRefAttr::get(builder.getContext(),
+                                               member(param.getSymName())));
+    symbols->insert(builder.create<mdl::FlatViewOp>(
+        loc, symbol, segment.type, builder.getArrayAttr(members)));
+  };
+  declare(segment.param, [](StringRef param) { return param.str(); });
+  declare(segment.grad, [](StringRef param) { return getGradSymbol(param); });
+  if (zero)
+    return;
+  for (StringRef kind : getStateKinds(config))
+    declare(segment.state.lookup(kind), [&](StringRef param) {
+      return getBufferSymbol(entry, "state", (kind + "." + param).str());
+    });
+}
+
 namespace {
 /// The learning rate of a parameter in `group` (null: in none): `lr`, the
 /// scheduled `lr` hyper, unless the group gives its own base lr; then the
@@ -769,9 +888,19 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
   SmallVector<ZeroWindow> windows;
   if (zero)
     windows = getZeroWindows(name, *config, *params);
+  SmallVector<Segment> segments =
+      planSegments(name, *config, *params, *groupSettings, zero);
   SmallVector<std::string> created = {getFunctionSymbol(name, "update")};
   for (const auto &[key, type] : state)
     created.push_back(getBufferSymbol(name, "state", key));
+  for (const Segment &segment : segments) {
+    if (!segment.view)
+      continue;
+    created.push_back(segment.param);
+    created.push_back(segment.grad);
+    for (const auto &entry : segment.state)
+      created.push_back(entry.getValue());
+  }
   for (const ZeroWindow &window : windows) {
     created.push_back(window.function);
     for (const auto &[key, symbol] : window.buffers)
@@ -799,6 +928,9 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
     for (const auto &[key, symbol] : window.buffers)
       symbols->insert(createBuffer(builder, loc, symbol, window.type,
                                    "window", "train", key, name));
+  for (const Segment &segment : segments)
+    if (segment.view)
+      declareViews(builder, loc, segment, *config, name, zero);
   func::FuncOp update = createEntryFunction(builder, loc, name, "update");
   symbols->insert(update);
   if (zero) {
@@ -815,33 +947,27 @@ LogicalResult MdlExpandOptimizerPass::expand(mdl::TrainOp train) {
   UpdateMath &math = body.getMath();
   Value lr = buildScheduledLearningRate(
       math, config->schedule, [&](StringRef key) { return body.hyper(key); });
-  SmallVector<ParamGrad> grads = body.loadClippedGrads(*config, *params);
+  body.loadClippedGrads(*config, segments);
   llvm::DenseMap<unsigned, Value> groupLr;
-  for (ParamGrad &grad : grads) {
-    StringRef param = grad.param.getSymName();
+  for (Segment &segment : segments) {
     if (zero) {
       // ZeRO-1: the gradient as the step uses it (unscaled, clipped); the
       // runtime steps the chunks its rank owns through the window, then
       // zeroes every gradient.
-      body.store(grad.grad, getGradSymbol(param));
+      body.store(segment.gradValue, segment.grad);
       continue;
     }
-    StepTarget target{param.str(), grad.param.getType(),
-                      [&](StringRef kind) {
-                        return getBufferSymbol(name, "state",
-                                               (kind + "." + param).str());
-                      },
-                      grad.grad};
-    auto group = groupSettings->find(param);
-    const GroupSettings *settings =
-        group == groupSettings->end() ? nullptr : &group->second;
-    if (settings)
-      target.overrides = &settings->hypers;
-    body.store(
-        body.step(*config, target,
-                  groupLearningRate(body, *config, settings, lr, groupLr)),
-        param);
-    body.store(math.splat(grad.param.getType(), 0.0), getGradSymbol(param));
+    StepTarget target{
+        segment.param, segment.type,
+        [&](StringRef kind) { return segment.state.lookup(kind); },
+        segment.gradValue};
+    if (segment.settings)
+      target.overrides = &segment.settings->hypers;
+    body.store(body.step(*config, target,
+                         groupLearningRate(body, *config, segment.settings, lr,
+                                           groupLr)),
+               segment.param);
+    body.store(math.splat(segment.type, 0.0), segment.grad);
   }
   body.store(math.cast(lr, builder.getF32Type()),
              getBufferSymbol(name, "out", "lr"));

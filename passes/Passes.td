@@ -78,8 +78,16 @@ def MdlExpandOptimizer : Pass<"mdl-expand-optimizer", "mlir::ModuleOp"> {
     Adds `@"T.update"`: the learning rate of step s from the schedule, the
     global gradient norm and clipping, and the sgd/adam/adamw update of
     every parameter with its state buffers, exactly as torch.optim; then
-    zeroes the gradients. See docs/pipeline.md.
+    zeroes the gradients. The step covers the parameters of one element type
+    and parameter group at once, through `mdl.flat_view`s of the
+    parameters, gradients and state (the multi-tensor update), unless
+    `flat-views` is false or another entry's views hold a parameter. See
+    docs/passes/expand-optimizer.md.
   }];
+  let options = [
+    Option<"flatViews", "flat-views", "bool", /*default=*/"true",
+           "Step the parameters of one element type and group through flat views (false: each parameter on its own, as torch's foreach=False)">
+  ];
 }
 
 def MdlShardDataParallel : Pass<"mdl-shard-data-parallel", "mlir::ModuleOp"> {

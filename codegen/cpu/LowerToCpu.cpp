@@ -93,10 +93,11 @@ void buildLoopsToLLVMPipeline(OpPassManager &pm) {
 namespace {
 
 /// The ops that describe the program to the runtime rather than compute:
-/// they go into the manifest and have no code.
+/// they go into the manifest (a flat view only places its members) and
+/// have no code.
 bool isDeclaration(Operation *op) {
-  return isa<mdl::ParamOp, mdl::BufferOp, mdl::DataOp, mdl::TrainOp,
-             mdl::InferOp>(op);
+  return isa<mdl::ParamOp, mdl::BufferOp, mdl::FlatViewOp, mdl::DataOp,
+             mdl::TrainOp, mdl::InferOp>(op);
 }
 
 /// memref.copy between non-contiguous layouts would lower to a call of

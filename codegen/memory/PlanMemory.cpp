@@ -1,7 +1,9 @@
 // --mdl-plan-memory: one arena per program. Parameters and buffers get fixed
 // offsets in its persistent region, each function's temporaries offsets in
 // the scratch region after it (first fit, reusing space whose liveness has
-// ended), and every function takes the arena as its only argument.
+// ended), and every function takes the arena as its only argument. The
+// members of an mdl.flat_view are placed together, where the first of them
+// would be, as the view lays them out.
 #include "codegen/Passes.h"
 #include "codegen/memory/MemRefAliases.h"
 
@@ -109,6 +111,14 @@ struct MdlPlanMemoryPass : modelc::impl::MdlPlanMemoryBase<MdlPlanMemoryPass> {
 
 private:
   LogicalResult placePersistent(Operation *decl, Type type);
+  /// Places `decl`, or, when it is the member of a flat view, the view
+  /// with all its members (the first time one of them is reached).
+  LogicalResult placeDeclaration(Operation *decl, Type type);
+  /// Records each flat view by its members; a member of two views is an
+  /// error.
+  LogicalResult collectFlatViews(ModuleOp module);
+  /// An error when `func` uses a flat view and one of its members.
+  LogicalResult checkFlatViewUses(func::FuncOp func);
   FailureOr<uint64_t> planFunction(func::FuncOp func,
                                    SmallVectorImpl<Temporary> &temporaries);
   LogicalResult rewriteFunction(func::FuncOp func, uint64_t arenaBytes,
@@ -118,6 +128,8 @@ private:
   llvm::DenseMap<StringAttr, uint64_t> persistentOffsets;
   llvm::DenseMap<StringAttr, RankedTensorType> persistentTypes;
   uint64_t persistentBytes = 0;
+  /// The flat view each member belongs to.
+  llvm::DenseMap<StringAttr, mlir::mdl::FlatViewOp> viewOfMember;
 };
 
 LogicalResult MdlPlanMemoryPass::placePersistent(Operation *decl, Type type) {
@@ -135,6 +147,78 @@ LogicalResult MdlPlanMemoryPass::placePersistent(Operation *decl, Type type) {
   decl->setAttr("offset",
                 IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
   persistentBytes = offset + *bytes;
+  return success();
+}
+
+LogicalResult MdlPlanMemoryPass::collectFlatViews(ModuleOp module) {
+  static_assert(mlir::mdl::FlatViewOp::kMemberAlignment == kAlignment,
+                "a flat view lays its members out at the plan's alignment");
+  for (auto view : module.getOps<mlir::mdl::FlatViewOp>())
+    for (Attribute member : view.getMembers()) {
+      StringAttr name = cast<FlatSymbolRefAttr>(member).getAttr();
+      auto [it, inserted] = viewOfMember.try_emplace(name, view);
+      if (!inserted)
+        return view.emitError("@")
+               << name.getValue() << " is already a member of @"
+               << it->second.getSymName();
+    }
+  return success();
+}
+
+LogicalResult MdlPlanMemoryPass::placeDeclaration(Operation *decl, Type type) {
+  auto name = decl->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+  if (persistentOffsets.count(name))
+    return success();
+  auto view = viewOfMember.lookup(name);
+  if (!view)
+    return placePersistent(decl, type);
+  // The members back to back from the view's (aligned) start, each at the
+  // offset the view's layout gives it; padding between them stays zero.
+  ModuleOp module = getOperation();
+  SmallVector<RankedTensorType> types;
+  SmallVector<Operation *> members;
+  for (Attribute member : view.getMembers()) {
+    Operation *op = SymbolTable::lookupSymbolIn(
+        module, cast<FlatSymbolRefAttr>(member).getAttr());
+    if (!op)
+      return view.emitError("no member named ") << member;
+    members.push_back(op);
+    // The verifier admits parameters and buffers as members.
+    if (auto param = dyn_cast<mlir::mdl::ParamOp>(op))
+      types.push_back(param.getType());
+    else
+      types.push_back(cast<mlir::mdl::BufferOp>(op).getType());
+  }
+  if (failed(placePersistent(view, view.getType())))
+    return failure();
+  uint64_t start = persistentOffsets[view.getSymNameAttr()];
+  uint64_t width = view.getType().getElementTypeBitWidth() / 8;
+  SmallVector<int64_t> offsets = mlir::mdl::FlatViewOp::layout(types);
+  auto i64 = IntegerType::get(&getContext(), 64);
+  for (auto [op, type, offset] : llvm::zip(members, types, offsets)) {
+    auto member =
+        op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    if (persistentOffsets.count(member))
+      return view.emitError("@")
+             << member.getValue() << " was placed before its flat view";
+    uint64_t at = start + uint64_t(offset) * width;
+    persistentOffsets[member] = at;
+    persistentTypes[member] = type;
+    op->setAttr("offset", IntegerAttr::get(i64, at));
+  }
+  return success();
+}
+
+LogicalResult MdlPlanMemoryPass::checkFlatViewUses(func::FuncOp func) {
+  llvm::DenseSet<StringAttr> used;
+  func.walk(
+      [&](mdlrt::BufferOp op) { used.insert(op.getNameAttr().getAttr()); });
+  for (StringAttr name : used) {
+    auto view = viewOfMember.lookup(name);
+    if (view && used.contains(view.getSymNameAttr()))
+      return func.emitError("uses both the flat view @")
+             << view.getSymName() << " and its member @" << name.getValue();
+  }
   return success();
 }
 
@@ -282,7 +366,7 @@ MdlPlanMemoryPass::rewriteFunction(func::FuncOp func, uint64_t arenaBytes,
     StringAttr name = op.getNameAttr().getAttr();
     auto offset = persistentOffsets.find(name);
     if (offset == persistentOffsets.end())
-      return op.emitError("no mdl.param or mdl.buffer named @")
+      return op.emitError("no mdl.param, mdl.buffer or mdl.flat_view named @")
              << name.getValue();
     MemRefType type = op.getType();
     RankedTensorType declared = persistentTypes[name];
@@ -299,11 +383,13 @@ MdlPlanMemoryPass::rewriteFunction(func::FuncOp func, uint64_t arenaBytes,
 
 void MdlPlanMemoryPass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (failed(collectFlatViews(module)))
+    return signalPassFailure();
   for (auto param : module.getOps<mlir::mdl::ParamOp>())
-    if (failed(placePersistent(param, param.getType())))
+    if (failed(placeDeclaration(param, param.getType())))
       return signalPassFailure();
   for (auto buffer : module.getOps<mlir::mdl::BufferOp>())
-    if (failed(placePersistent(buffer, buffer.getType())))
+    if (failed(placeDeclaration(buffer, buffer.getType())))
       return signalPassFailure();
   persistentBytes = llvm::alignTo(persistentBytes, kAlignment);
 
@@ -320,6 +406,8 @@ void MdlPlanMemoryPass::runOnOperation() {
                      "nothing before the memory plan");
       return signalPassFailure();
     }
+    if (failed(checkFlatViewUses(func)))
+      return signalPassFailure();
     functions.emplace_back(func, SmallVector<Temporary>());
     FailureOr<uint64_t> bytes = planFunction(func, functions.back().second);
     if (failed(bytes))

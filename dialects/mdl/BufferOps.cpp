@@ -1,9 +1,11 @@
-// Verifiers of the buffer ops: buffer declarations, loads, stores, the
-// all-reduce of gradient buckets and the dropout mask.
+// Verifiers of the buffer ops: buffer declarations, flat views, loads,
+// stores, the all-reduce of gradient buckets and the dropout mask.
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::mdl;
@@ -27,16 +29,67 @@ LogicalResult BufferOp::verify() {
   return success();
 }
 
-/// The type of the buffer or parameter `name` names, or null after an error.
+/// The type of the buffer or parameter `name` names (or, when `views`, of a
+/// flat view), or null after an error.
 static Type lookupStorageType(Operation *user, FlatSymbolRefAttr name,
-                              SymbolTableCollection &symbolTable) {
+                              SymbolTableCollection &symbolTable,
+                              bool views = true) {
   Operation *symbol = symbolTable.lookupNearestSymbolFrom(user, name);
   if (auto buffer = dyn_cast_or_null<BufferOp>(symbol))
     return buffer.getType();
   if (auto param = dyn_cast_or_null<ParamOp>(symbol))
     return param.getType();
-  user->emitOpError() << name << " does not name an mdl.buffer or mdl.param";
+  if (auto view = dyn_cast_or_null<FlatViewOp>(symbol); view && views)
+    return view.getType();
+  user->emitOpError() << name << " does not name an mdl.buffer or mdl.param"
+                      << (views ? " or mdl.flat_view" : "");
   return {};
+}
+
+SmallVector<int64_t> FlatViewOp::layout(ArrayRef<RankedTensorType> members) {
+  SmallVector<int64_t> offsets;
+  uint64_t bytes = 0;
+  for (RankedTensorType member : members) {
+    uint64_t width = member.getElementTypeBitWidth() / 8;
+    bytes = llvm::alignTo(bytes, kMemberAlignment);
+    offsets.push_back(int64_t(bytes / width));
+    bytes += uint64_t(member.getNumElements()) * width;
+  }
+  // The view ends where the last member does.
+  uint64_t width =
+      members.empty() ? 1 : members.front().getElementTypeBitWidth() / 8;
+  offsets.push_back(int64_t(bytes / width));
+  return offsets;
+}
+
+LogicalResult FlatViewOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  RankedTensorType type = getType();
+  if (type.getRank() != 1)
+    return emitOpError("a flat view is a 1-d tensor, got ") << type;
+  if (getMembers().empty())
+    return emitOpError("needs at least one member");
+  SmallVector<RankedTensorType> members;
+  llvm::SmallDenseSet<Attribute> seen;
+  for (Attribute attr : getMembers()) {
+    auto name = cast<FlatSymbolRefAttr>(attr);
+    auto member = dyn_cast_or_null<RankedTensorType>(
+        lookupStorageType(*this, name, symbolTable, /*views=*/false));
+    if (!member)
+      return failure();
+    if (member.getElementType() != type.getElementType())
+      return emitOpError() << name << " holds " << member.getElementType()
+                           << ", not " << type.getElementType();
+    if (!member.hasStaticShape())
+      return emitOpError() << name << " has no static shape";
+    if (!seen.insert(name).second)
+      return emitOpError() << name << " is a member twice";
+    members.push_back(member);
+  }
+  int64_t elements = layout(members).back();
+  if (type.getDimSize(0) != elements)
+    return emitOpError("the members laid out take ")
+           << elements << " elements, not " << type.getDimSize(0);
+  return success();
 }
 
 LogicalResult LoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

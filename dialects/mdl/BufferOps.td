@@ -31,13 +31,48 @@ def Mdl_BufferOp : Mdl_Op<"buffer", [Symbol]> {
   let hasVerifier = 1;
 }
 
+def Mdl_FlatViewOp : Mdl_Op<"flat_view", [
+    Symbol, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "parameters or buffers of one element type, seen as one 1-d tensor";
+  let description = [{
+    Declares that the memory plan lays `members` (each an `mdl.param` or
+    `mdl.buffer` of the view's element type) out back to back, each at the
+    arena's alignment (64 bytes) from the previous one's end, and names the
+    whole range as a 1-d tensor: `type` has exactly the elements of that
+    range, the members' and the padding between them. The padding is zero
+    (the runtime zeroes the arena and only the view's own stores reach it),
+    so an elementwise step that maps zeros to zeros, or a sum, sees only the
+    members. `mdl.load` and `mdl.store` take the view like a buffer; a
+    function uses the view or its members, never both. The optimizer's
+    multi-tensor update is one step over such views
+    (docs/passes/expand-optimizer.md). Codegen adds `offset`.
+
+    ```mlir
+    mdl.flat_view @"t:flat:param.f32.0" : tensor<80xf32> of [@fc1.weight, @fc1.bias]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<Mdl_Tensor>:$type,
+                       FlatSymbolRefArrayAttr:$members);
+  let assemblyFormat = "$sym_name `:` $type `of` $members attr-dict";
+  let extraClassDeclaration = [{
+    /// The byte alignment of each member from the previous one's end: the
+    /// memory plan's (codegen/memory/PlanMemory.cpp).
+    static constexpr uint64_t kMemberAlignment = 64;
+    /// Each of `members`' element offset in a view of them, and (last) the
+    /// view's element count.
+    static ::llvm::SmallVector<int64_t>
+    layout(::llvm::ArrayRef<::mlir::RankedTensorType> members);
+  }];
+}
+
 def Mdl_LoadOp : Mdl_Op<"load", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead]>]> {
   let summary = "the current value of a buffer or parameter";
   let description = [{
-    Reads the `mdl.buffer` or `mdl.param` named `name` (its type must be the
-    result type). Within a function every load of a symbol comes before any
+    Reads the `mdl.buffer`, `mdl.param` or `mdl.flat_view` named `name` (its
+    type must be the result type). Within a function every load of a symbol comes before any
     `mdl.store` to it.
 
     ```mlir
@@ -54,8 +89,8 @@ def Mdl_StoreOp : Mdl_Op<"store", [
     MemoryEffects<[MemWrite]>]> {
   let summary = "overwrite a buffer or parameter";
   let description = [{
-    Writes `value` into the `mdl.buffer` or `mdl.param` named `name`, whose
-    type must be the value's.
+    Writes `value` into the `mdl.buffer`, `mdl.param` or `mdl.flat_view`
+    named `name`, whose type must be the value's.
 
     ```mlir
     mdl.store %g, @"grad:fc1.weight" : tensor<256x784xf32>

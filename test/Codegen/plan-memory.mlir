@@ -171,7 +171,7 @@ func.func @dynamic() attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
 // -----
 
 func.func @unknown_buffer() attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
-  // expected-error @+1 {{no mdl.param or mdl.buffer named @nope}}
+  // expected-error @+1 {{no mdl.param, mdl.buffer or mdl.flat_view named @nope}}
   %b = mdlrt.buffer @nope : memref<4xf32>
   return
 }
@@ -216,3 +216,57 @@ func.func @not_a_program_function() {
   return
 }
 mdl.buffer @x : tensor<4xf32> {entry = "", key = "x", phase = "shared", role = "grad"}
+
+// -----
+
+// A flat view's members are placed together where the first of them would
+// be, each from a 64-byte boundary (@a [0, 20), @c [64, 68): the view
+// [0, 68), 17 f32), whatever their declaration order; @b, in no view, comes
+// after. The gradient view is laid out the same way. A function loading the
+// view reads the whole range.
+// CHECK-LABEL: module attributes {mdl.arena_bytes = 320 : i64, mdl.persistent_bytes = 320 : i64
+// CHECK: mdl.param @a {{.*}} {offset = 0 : i64}
+// CHECK: mdl.param @b {{.*}} {offset = 128 : i64}
+// CHECK: mdl.param @c {{.*}} {offset = 64 : i64}
+// CHECK: mdl.buffer @"grad:c" {{.*}}offset = 256 : i64
+// CHECK: mdl.buffer @"grad:a" {{.*}}offset = 192 : i64
+// CHECK: mdl.flat_view @params {{.*}} {offset = 0 : i64}
+// CHECK: mdl.flat_view @grads {{.*}} {offset = 192 : i64}
+// CHECK-LABEL: func.func @T.update
+// CHECK: %[[AT:.*]] = arith.constant 0 : index
+// CHECK: memref.view %{{.*}}[%[[AT]]][] : memref<320xi8> to memref<17xf32>
+module {
+  mdl.param @a : tensor<5xf32> = zeros()
+  mdl.param @b : tensor<3xf32> = zeros()
+  mdl.param @c : tensor<f32> = zeros()
+  mdl.buffer @"grad:c" : tensor<f32> {entry = "", key = "c", phase = "shared", role = "grad"}
+  mdl.buffer @"grad:a" : tensor<5xf32> {entry = "", key = "a", phase = "shared", role = "grad"}
+  mdl.flat_view @params : tensor<17xf32> of [@a, @c]
+  mdl.flat_view @grads : tensor<17xf32> of [@"grad:a", @"grad:c"]
+  func.func @T.update() attributes {mdl.entry = "T", mdl.function = "update"} {
+    %p = mdlrt.buffer @params : memref<17xf32>
+    "test.use"(%p) : (memref<17xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+mdl.param @a : tensor<5xf32> = zeros()
+mdl.param @c : tensor<f32> = zeros()
+mdl.flat_view @one : tensor<1xf32> of [@c]
+// expected-error @+1 {{@c is already a member of @one}}
+mdl.flat_view @two : tensor<17xf32> of [@a, @c]
+
+// -----
+
+mdl.param @a : tensor<5xf32> = zeros()
+mdl.param @c : tensor<f32> = zeros()
+mdl.flat_view @params : tensor<17xf32> of [@a, @c]
+// expected-error @+1 {{uses both the flat view @params and its member @a}}
+func.func @T.update() attributes {mdl.entry = "T", mdl.function = "update"} {
+  %p = mdlrt.buffer @params : memref<17xf32>
+  %a = mdlrt.buffer @a : memref<5xf32>
+  "test.use"(%p, %a) : (memref<17xf32>, memref<5xf32>) -> ()
+  return
+}

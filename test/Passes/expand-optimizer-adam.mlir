@@ -4,9 +4,9 @@
 // SETTINGS filled in.
 
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "adam", momentum = 0.0 : f64, nesterov = false}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefixes=CHECK,ADAM
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefixes=CHECK,ADAM
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "adamw", momentum = 0.0 : f64, nesterov = false}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefixes=CHECK,ADAMW
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefixes=CHECK,ADAMW
 
 // Two moments per parameter.
 // CHECK: mdl.buffer @"t:state:m.w" : tensor<4x3xf32> {entry = "t", key = "m.w", phase = "train", role = "state"}

@@ -26,12 +26,13 @@
 // FASHION: mdl.store %{{.*}}, @"fashion:eval_out:accuracy"
 // FASHION: mdl.buffer @"fashion:state:m.fc1.weight" : tensor<256x784xf32>
 // FASHION: mdl.buffer @"fashion:state:v.fc2.bias" : tensor<10xf32>
+// FASHION: mdl.flat_view @"fashion:flat:param.f32" : tensor<203530xf32> of [@fc1.weight, @fc1.bias, @fc2.weight, @fc2.bias]
 // FASHION-LABEL: func.func @fashion.update()
 // FASHION: mdl.store %{{.*}}, @"fashion:out:grad_norm"
-// FASHION: mdl.store %{{.*}}, @fc1.weight : tensor<256x784xf32>
-// FASHION: mdl.store %{{.*}}, @"grad:fc1.weight"
-// FASHION: mdl.store %{{.*}}, @fc2.bias : tensor<10xf32>
-// FASHION: mdl.store %{{.*}}, @"grad:fc2.bias"
+// One step over the flat views of the four parameters (200,704 + 256 +
+// 2,560 + 10 elements, each starting on a 64-byte boundary: no padding).
+// FASHION: mdl.store %{{.*}}, @"fashion:flat:param.f32" : tensor<203530xf32>
+// FASHION: mdl.store %{{.*}}, @"fashion:flat:grad.f32" : tensor<203530xf32>
 // FASHION: mdl.store %{{.*}}, @"fashion:out:lr"
 // FASHION: mdl.infer @classify
 // FASHION: mdl.buffer @"classify:out:label" : tensor<128xi64>
@@ -44,7 +45,7 @@
 // LENET: mdl.store %{{.*}}, @"grad:conv1.weight" : tensor<20x1x5x5xf32>
 // LENET-LABEL: func.func @fashion_lenet.eval()
 // LENET-LABEL: func.func @fashion_lenet.update()
-// LENET: mdl.store %{{.*}}, @conv1.weight : tensor<20x1x5x5xf32>
+// LENET: mdl.store %{{.*}}, @"fashion_lenet:flat:param.f32"
 // LENET: mdl.store %{{.*}}, @"fashion_lenet:out:lr"
 // LENET-LABEL: func.func @classify.infer()
 
@@ -70,7 +71,7 @@
 // GPT-NOT: mdl.dropout
 // GPT-NOT: mdl.attention %
 // GPT-LABEL: func.func @char_gpt.update()
-// GPT: mdl.store %{{.*}}, @transformer.ln_f.bias : tensor<128xf32>
+// GPT: mdl.store %{{.*}}, @"char_gpt:flat:param.f32"
 // GPT: mdl.store %{{.*}}, @"char_gpt:out:lr"
 // GPT-LABEL: func.func @next_byte.infer()
 // GPT-NOT: mdl.dropout

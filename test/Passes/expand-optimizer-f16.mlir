@@ -9,12 +9,12 @@
 // correction and SGD's first-step test count the optimizer's own steps
 // (the hyper optimizer_step), not the train step.
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, precision = "f16", optimizer = {kind = "adam", momentum = 0.0 : f64, nesterov = false}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefixes=CHECK,ADAM
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefixes=CHECK,ADAM
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, precision = "f16", optimizer = {kind = "sgd", momentum = 0.9 : f64, nesterov = false}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefixes=CHECK,SGD
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefixes=CHECK,SGD
 // Without f16, no found_inf and no selects on it.
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, precision = "bf16", optimizer = {kind = "adam", momentum = 0.0 : f64, nesterov = false}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=BF16
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefix=BF16
 // BF16-LABEL: func.func @t.update()
 // BF16-NOT: found_inf
 // BF16-NOT: loss_scale

@@ -4,13 +4,13 @@
 // numbers). The input is Inputs/expand-optimizer-module.mlir with its
 // SETTINGS filled in.
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {centered = true, kind = "rmsprop", momentum = 9.000000e-01 : f64}, schedule = {kind = "constant"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=RMSPROP
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefix=RMSPROP
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "rmsprop", momentum = 0.0 : f64}, schedule = {kind = "constant"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=PLAIN
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefix=PLAIN
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "adagrad"}, schedule = {kind = "constant"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=ADAGRAD
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefix=ADAGRAD
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "adadelta"}, schedule = {kind = "constant"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=ADADELTA
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefix=ADADELTA
 
 // RMSprop keeps square_avg, then momentum (momentum > 0), then grad_avg
 // (centered), per parameter, under torch.optim's names.

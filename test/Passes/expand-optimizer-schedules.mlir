@@ -4,13 +4,13 @@
 // with its SETTINGS filled in.
 
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd"}, schedule = {kind = "constant"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=CONSTANT
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefix=CONSTANT
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd"}, schedule = {kind = "warmup_cosine"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefixes=WARMUP,COSINE
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefixes=WARMUP,COSINE
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd"}, schedule = {kind = "linear"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefixes=WARMUP,LINEAR
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefixes=WARMUP,LINEAR
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd"}, schedule = {kind = "step_lr"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=STEPLR
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefix=STEPLR
 
 // constant: lr itself, and nothing else is read for it.
 // CONSTANT-LABEL: func.func @t.update()

@@ -3,11 +3,11 @@
 // Inputs/expand-optimizer-module.mlir with its SETTINGS filled in.
 
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd", momentum = 0.0 : f64, nesterov = false}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=PLAIN
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefix=PLAIN
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd", momentum = 0.9 : f64, nesterov = false}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefixes=MOMENTUM,HEAVYBALL
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefixes=MOMENTUM,HEAVYBALL
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd", momentum = 0.9 : f64, nesterov = true}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefixes=MOMENTUM,NESTEROV
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s --check-prefixes=MOMENTUM,NESTEROV
 
 // Without momentum in the settings: no state; g += wd p; p -= lr g.
 // PLAIN-NOT: t:state

@@ -24,19 +24,21 @@
 // RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=BIG
 
 // ADAMW-NOT: t:state
+// ADAMW-NOT: t:flat:m
 // ADAMW: mdl.buffer @"t:zero:param.f32" : tensor<1024xf32> {entry = "t", key = "param", phase = "train", role = "window"}
 // ADAMW-NEXT: mdl.buffer @"t:zero:grad.f32" : tensor<1024xf32> {entry = "t", key = "grad", phase = "train", role = "window"}
 // ADAMW-NEXT: mdl.buffer @"t:zero:m.f32" : tensor<1024xf32> {entry = "t", key = "m", phase = "train", role = "window"}
 // ADAMW-NEXT: mdl.buffer @"t:zero:v.f32" : tensor<1024xf32> {entry = "t", key = "v", phase = "train", role = "window"}
+// ADAMW-NEXT: mdl.flat_view @"t:flat:param.f32" : tensor<17xf32> of [@w, @s]
+// ADAMW-NEXT: mdl.flat_view @"t:flat:grad.f32" : tensor<17xf32> of [@"grad:w", @"grad:s"]
 // ADAMW-LABEL: func.func @t.update()
 // ADAMW-SAME: mdl.zero_params = ["w", "s"]
 // ADAMW: mdl.store %{{.*}}, @"t:out:grad_norm"
-// The clipped gradients go back for the chunk steps; no parameter, state
-// or zeroed gradient is stored here.
-// ADAMW: %[[CW:.*]] = mdl.mul %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<f32> -> tensor<4x3xf32>
-// ADAMW: %[[CS:.*]] = mdl.mul %{{.*}}, %{{.*}} : tensor<f32>, tensor<f32> -> tensor<f32>
-// ADAMW-NEXT: mdl.store %[[CW]], @"grad:w" : tensor<4x3xf32>
-// ADAMW-NEXT: mdl.store %[[CS]], @"grad:s" : tensor<f32>
+// The clipped gradients go back for the chunk steps, through the flat
+// view of the gradients (no state views: ZeRO-1 keeps no state in the
+// arena); no parameter, state or zeroed gradient is stored here.
+// ADAMW: %[[CG:.*]] = mdl.mul %{{.*}}, %{{.*}} : tensor<17xf32>, tensor<f32> -> tensor<17xf32>
+// ADAMW-NEXT: mdl.store %[[CG]], @"t:flat:grad.f32" : tensor<17xf32>
 // ADAMW-NEXT: mdl.cast
 // ADAMW-NEXT: mdl.store %{{.*}}, @"t:out:lr" : tensor<f32>
 // ADAMW-NEXT: return
@@ -69,6 +71,8 @@
 
 // Plain SGD keeps no state: the window is a parameter and a gradient.
 // PLAIN: mdl.buffer @"t:zero:grad.f32" : tensor<1024xf32>
+// PLAIN-NEXT: mdl.flat_view @"t:flat:param.f32"
+// PLAIN-NEXT: mdl.flat_view @"t:flat:grad.f32"
 // PLAIN-NEXT: func.func @t.update()
 // PLAIN-LABEL: func.func @t.update_chunk.f32()
 // PLAIN-SAME: mdl.window = ["t:zero:param.f32", "t:zero:grad.f32"]

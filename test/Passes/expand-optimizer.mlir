@@ -7,9 +7,12 @@
 // Clipping is switched at run time by the hyper grad_clip, so the function
 // is the same with and without the setting.
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "sgd", momentum = 0.0 : f64, nesterov = false}, schedule = {kind = "constant"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s
 // RUN: sed 's/SETTINGS/{batch = 2 : i64, grad_clip = 1.0 : f64, optimizer = {kind = "sgd", momentum = 0.0 : f64, nesterov = false}, schedule = {kind = "constant"}}/' %S/Inputs/expand-optimizer-module.mlir \
-// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s
+// RUN:   | modelc-opt --mdl-expand-optimizer=flat-views=false | FileCheck %s
+// The multi-tensor form (the default): the same step once over flat views.
+// RUN: sed 's/SETTINGS/{batch = 2 : i64, optimizer = {kind = "adamw"}, schedule = {kind = "constant"}}/' %S/Inputs/expand-optimizer-module.mlir \
+// RUN:   | modelc-opt --mdl-expand-optimizer | FileCheck %s --check-prefix=FLAT
 
 // Plain SGD keeps no state, and @frozen, whose gradient @t.fwd_bwd does not
 // write, is neither loaded nor updated.
@@ -19,22 +22,18 @@
 // CHECK-NOT: frozen
 // CHECK: %[[LR:.*]] = mdl.load @"t:hyper:lr" : tensor<f64>
 
-// The norm of the per-gradient norms (clip_grad_norm_), a 0-d gradient
-// without a reduction.
+// The norm: the root of the sum of every gradient's squares (a 0-d
+// gradient needs no reduction).
 // CHECK-NEXT: %[[GW:.*]] = mdl.load @"grad:w" : tensor<4x3xf32>
 // CHECK-NEXT: %[[GS:.*]] = mdl.load @"grad:s" : tensor<f32>
 // CHECK-NEXT: %[[SQW:.*]] = mdl.mul %[[GW]], %[[GW]]
 // CHECK-NEXT: %[[SUMW:.*]] = mdl.sum %[[SQW]] axes = [0, 1] : tensor<4x3xf32> -> tensor<f32>
-// CHECK-NEXT: %[[NW:.*]] = mdl.sqrt %[[SUMW]] : tensor<f32>
-// CHECK-NEXT: %[[NW2:.*]] = mdl.mul %[[NW]], %[[NW]]
 // CHECK-NEXT: %[[SQS:.*]] = mdl.mul %[[GS]], %[[GS]]
-// CHECK-NEXT: %[[NS:.*]] = mdl.sqrt %[[SQS]] : tensor<f32>
-// CHECK-NEXT: %[[NS2:.*]] = mdl.mul %[[NS]], %[[NS]]
-// The sum of the stacked squares, in mdl.sum's order: from 0, each norm
+// The sum of the stacked squares, in mdl.sum's order: from 0, each
 // added to the sum so far, as 0-d adds.
 // CHECK-NEXT: %[[Z:.*]] = mdl.constant dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT: %[[S1:.*]] = mdl.add %[[NW2]], %[[Z]]
-// CHECK-NEXT: %[[SUM:.*]] = mdl.add %[[NS2]], %[[S1]]
+// CHECK-NEXT: %[[S1:.*]] = mdl.add %[[SUMW]], %[[Z]]
+// CHECK-NEXT: %[[SUM:.*]] = mdl.add %[[SQS]], %[[S1]]
 // CHECK-NEXT: %[[NORM:.*]] = mdl.sqrt %[[SUM]] : tensor<f32>
 // CHECK-NEXT: mdl.store %[[NORM]], @"t:out:grad_norm" : tensor<f32>
 
@@ -72,3 +71,29 @@
 // CHECK-NEXT: mdl.store %[[LR32]], @"t:out:lr" : tensor<f32>
 // CHECK-NEXT: return
 // CHECK-NOT: frozen
+
+// The views: @w's 12 elements, padding to 64 bytes, then @s: 17 elements;
+// @frozen, which the entry does not train, is in none.
+// FLAT: mdl.flat_view @"t:flat:param.f32" : tensor<17xf32> of [@w, @s]
+// FLAT-NEXT: mdl.flat_view @"t:flat:grad.f32" : tensor<17xf32> of [@"grad:w", @"grad:s"]
+// FLAT-NEXT: mdl.flat_view @"t:flat:m.f32" : tensor<17xf32> of [@"t:state:m.w", @"t:state:m.s"]
+// FLAT-NEXT: mdl.flat_view @"t:flat:v.f32" : tensor<17xf32> of [@"t:state:v.w", @"t:state:v.s"]
+// FLAT-LABEL: func.func @t.update()
+// One load of all the gradients, one sum of their squares.
+// FLAT: %[[G:.*]] = mdl.load @"t:flat:grad.f32" : tensor<17xf32>
+// FLAT-NEXT: %[[SQ:.*]] = mdl.mul %[[G]], %[[G]] : tensor<17xf32>
+// FLAT-NEXT: mdl.sum %[[SQ]] axes = [0] : tensor<17xf32> -> tensor<f32>
+// FLAT: %[[CG:.*]] = mdl.mul %[[G]], %{{.*}} : tensor<17xf32>, tensor<f32> -> tensor<17xf32>
+// FLAT-NEXT: mdl.load @"t:flat:param.f32" : tensor<17xf32>
+// FLAT-NEXT: mdl.load @"t:flat:m.f32" : tensor<17xf32>
+// FLAT-NEXT: mdl.load @"t:flat:v.f32" : tensor<17xf32>
+// FLAT: mdl.store %{{.*}}, @"t:flat:m.f32" : tensor<17xf32>
+// FLAT-NEXT: mdl.store %{{.*}}, @"t:flat:v.f32" : tensor<17xf32>
+// FLAT: mdl.store %{{.*}}, @"t:flat:param.f32" : tensor<17xf32>
+// FLAT-NEXT: %[[Z:.*]] = mdl.constant dense<0.000000e+00> : tensor<17xf32>
+// FLAT-NEXT: mdl.store %[[Z]], @"t:flat:grad.f32" : tensor<17xf32>
+// No member is touched by itself.
+// FLAT-NOT: @w
+// FLAT-NOT: @"grad:
+// FLAT-NOT: @"t:state
+// FLAT: return

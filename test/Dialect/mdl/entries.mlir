@@ -11,6 +11,10 @@ mdl.param @"fc1.weight" : tensor<16x784xf32> = kaiming_uniform(784.0)
 mdl.param @"fc1.bias" : tensor<16xf32> = zeros()
 // CHECK: mdl.param @ln.weight : tensor<16xf32> = ones()
 mdl.param @"ln.weight" : tensor<16xf32> = ones()
+// A flat view of two parameters: fc1.weight's 12,544 elements, then
+// fc1.bias from the next 64-byte boundary.
+// CHECK: mdl.flat_view @flat : tensor<12560xf32> of [@fc1.weight, @fc1.bias]
+mdl.flat_view @flat : tensor<12560xf32> of [@"fc1.weight", @"fc1.bias"]
 // CHECK: mdl.param @scale : tensor<f64> = full(-2.500000e-01)
 mdl.param @scale : tensor<f64> = full(-0.25)
 // CHECK: mdl.param @wte : tensor<100x16xbf16> = normal(0.000000e+00, 2.000000e-02)

@@ -1506,3 +1506,35 @@ func.func @f(%dh: tensor<4x17x8xf32>, %g: tensor<4x16x24xf32>, %n: tensor<4x16x8
   %dx, %dhw, %dh0 = mdl.gru_scan_grad %dh, %g, %n, %dh, %w : (tensor<4x17x8xf32>, tensor<4x16x24xf32>, tensor<4x16x8xf32>, tensor<4x17x8xf32>, tensor<24x8xf32>) -> (tensor<4x16x24xf32>, tensor<4x16x8xf32>, tensor<4x8xf32>)
   return
 }
+
+// -----
+
+mdl.param @a : tensor<5xf32> = zeros()
+mdl.param @c : tensor<f32> = zeros()
+// expected-error @+1 {{the members laid out take 17 elements, not 6}}
+mdl.flat_view @v : tensor<6xf32> of [@a, @c]
+
+// -----
+
+mdl.param @a : tensor<5xf32> = zeros()
+mdl.param @d : tensor<2xf64> = zeros()
+// expected-error @+1 {{@d holds 'f64', not 'f32'}}
+mdl.flat_view @v : tensor<24xf32> of [@a, @d]
+
+// -----
+
+mdl.param @a : tensor<5xf32> = zeros()
+// expected-error @+1 {{@a is a member twice}}
+mdl.flat_view @v : tensor<21xf32> of [@a, @a]
+
+// -----
+
+mdl.param @a : tensor<5xf32> = zeros()
+mdl.flat_view @v : tensor<5xf32> of [@a]
+mdl.flat_view @w : tensor<5xf32> of [@v]
+// expected-error @-1 {{@v does not name an mdl.buffer or mdl.param}}
+
+// -----
+
+// expected-error @+1 {{a flat view is a 1-d tensor, got 'tensor<1x5xf32>'}}
+mdl.flat_view @v : tensor<1x5xf32> of []
