@@ -59,6 +59,28 @@ def MdlGemmToLibrary : Pass<"mdl-gemm-to-library", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::mdlrt::MdlrtDialect", "mlir::memref::MemRefDialect"];
 }
 
+def MdlElideCopies : Pass<"mdl-elide-copies", "mlir::ModuleOp"> {
+  let summary = "Write an elementwise result where its copy would put it";
+  let description = [{
+    After bufferization, an elementwise `linalg.generic` that fills a fresh
+    allocation whose only other use is a `memref.copy` into `dst` writes
+    `dst` itself instead, and the copy and the allocation go, when nothing
+    between the two touches `dst` and the generic reads `dst`, if at all,
+    only element for element at the place it writes (so each element is read
+    before it is overwritten). The accumulation of a gradient (`grad = grad
+    + d`) then updates the buffer in place: one kernel and one pass over it
+    instead of two (docs/codegen/memory-plan.md).
+
+    ```mlir
+    %t = memref.alloc() : memref<768xf32>
+    linalg.generic ... ins(%g, %d : ...) outs(%t : memref<768xf32>) { addf }
+    memref.copy %t, %g : memref<768xf32> to memref<768xf32>
+    // becomes
+    linalg.generic ... ins(%g, %d : ...) outs(%g : memref<768xf32>) { addf }
+    ```
+  }];
+}
+
 def MdlPlanMemory : Pass<"mdl-plan-memory", "mlir::ModuleOp"> {
   let summary = "Place every buffer and temporary in one arena";
   let description = [{

@@ -190,6 +190,9 @@ void buildLinalgToKernelsPipeline(OpPassManager &pm,
   // Folds the copies and casts bufferization leaves, so that matmuls see
   // their real operands and the plan sees fewer temporaries.
   pm.addPass(createCanonicalizerPass());
+  // An elementwise result copied into a buffer is written there directly
+  // (a gradient accumulated in place).
+  pm.addPass(createMdlElideCopies());
   pm.addPass(createMdlGemmToLibrary());
   pm.addPass(createMdlPlanMemory());
   pm.addPass(createCSEPass());

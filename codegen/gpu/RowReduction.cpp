@@ -4,8 +4,10 @@
 // reduction loops into a partial that starts at the combiner's identity, a
 // butterfly of `gpu.shuffle xor` combines the 32 partials, and lane 0 stores
 // combine(out, total): the value the CPU computes, up to the order of the
-// combination.
+// combination. A reduction whose fill was folded into it (ReductionInit.h)
+// stores combine(init, total) without reading the output.
 #include "codegen/gpu/GpuLowering.h"
+#include "codegen/linalg/ReductionInit.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -64,10 +66,12 @@ std::optional<TypedAttr> getIdentity(Operation *combiner, Type type) {
 
 /// `out = combine(out, x)` (or `combine(x, out)`) as the whole use of the
 /// output in the body: the combiner, and whether `out` is its first operand.
+/// With a folded fill, `select(first, init, out)` stands for `out`.
 struct RowCombiner {
   Operation *op;
   bool outFirst;
   TypedAttr identity;
+  std::optional<FirstIterationInit> folded;
 };
 
 std::optional<RowCombiner> matchCombiner(linalg::LinalgOp op) {
@@ -78,19 +82,22 @@ std::optional<RowCombiner> matchCombiner(linalg::LinalgOp op) {
   if (!isa<MemRefType>(init->get().getType()))
     return std::nullopt;
   BlockArgument out = op.getMatchingBlockArgument(init);
+  std::optional<FirstIterationInit> folded = matchFirstIterationInit(op, out);
+  Value accumulator = folded ? folded->select->getResult(0) : Value(out);
   auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
   Value result = yield.getValues().front();
   Operation *combiner = result.getDefiningOp();
   if (!combiner || combiner->getBlock() != op.getBlock() ||
       combiner->getNumOperands() != 2 || combiner->getNumResults() != 1 ||
-      !result.hasOneUse() || !out.hasOneUse() ||
-      *out.getUsers().begin() != combiner ||
+      !result.hasOneUse() || !accumulator.hasOneUse() ||
+      *accumulator.getUsers().begin() != combiner ||
       combiner->getOperand(0) == combiner->getOperand(1))
     return std::nullopt;
   std::optional<TypedAttr> identity = getIdentity(combiner, out.getType());
   if (!identity || result.getType() != out.getType())
     return std::nullopt;
-  return RowCombiner{combiner, combiner->getOperand(0) == out, *identity};
+  return RowCombiner{combiner, combiner->getOperand(0) == accumulator,
+                     *identity, folded};
 }
 
 /// combine(lhs, rhs) with the combiner's attributes (fastmath flags).
@@ -198,7 +205,8 @@ FailureOr<LaunchShape> emitRowReduction(KernelBuilder &kb, linalg::LinalgOp op,
       IRMapping payload = kb.mapping;
       mapPayloadArguments(kb, op, pointIvs, payload, out);
       for (Operation &inner : body->without_terminator())
-        if (&inner != row->op && !isa<linalg::IndexOp>(inner))
+        if (&inner != row->op && !isa<linalg::IndexOp>(inner) &&
+            (!row->folded || &inner != row->folded->select))
           b.clone(inner, payload);
       Value x = payload.lookupOrDefault(combinerInput);
       Value partial = lanes.getRegionIterArg(0);
@@ -225,7 +233,10 @@ FailureOr<LaunchShape> emitRowReduction(KernelBuilder &kb, linalg::LinalgOp op,
     for (AffineExpr expr : map.getResults())
       indices.push_back(ivs[cast<AffineDimExpr>(expr).getPosition()]);
     Value target = kb.mapping.lookupOrDefault(init->get());
-    Value initial = b.create<memref::LoadOp>(kb.loc, target, indices);
+    Value initial =
+        row->folded
+            ? kb.mapping.lookupOrDefault(row->folded->init)
+            : b.create<memref::LoadOp>(kb.loc, target, indices).getResult();
     Value result = row->outFirst ? combine(kb, row->op, initial, total)
                                  : combine(kb, row->op, total, initial);
     b.create<memref::StoreOp>(kb.loc, result, target, indices);

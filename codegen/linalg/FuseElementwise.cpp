@@ -1,7 +1,10 @@
 // --mdl-fuse-elementwise: chains of elementwise linalg.generic ops on tensors
 // become one generic (Passes.td), through upstream's elementwise fusion
-// with a control that keeps the arithmetic of every element as it was.
+// with a control that keeps the arithmetic of every element as it was; then
+// the fill that initialises a reduction's output goes into the reduction
+// (ReductionInit.h).
 #include "codegen/Passes.h"
+#include "codegen/linalg/ReductionInit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -36,11 +39,26 @@ bool isElementwiseChain(OpOperand *operand) {
   return consumer.getMatchingIndexingMap(operand).isPermutation();
 }
 
+/// A reduction whose init is a linalg.fill it alone uses starts from the
+/// fill's value instead (ReductionInit.h).
+struct FoldFillIntoReduction : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (succeeded(modelc::foldFillIntoReduction(rewriter, op, init)))
+        return success();
+    return failure();
+  }
+};
+
 struct MdlFuseElementwisePass
     : modelc::impl::MdlFuseElementwiseBase<MdlFuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, isElementwiseChain);
+    patterns.add<FoldFillIntoReduction>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     GreedyRewriteConfig config;
     // Only the fusion itself: no region simplification on the way.

@@ -184,3 +184,49 @@ func.func @two_users_stay(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf
   } -> tensor<4x8xf32>
   return %b, %c : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// The fill that initialises a reduction's output, used by it alone, goes
+// into it: the init becomes the fill's tensor.empty and the first iteration of the
+// reduction loops starts from the fill's value (no pass over the output
+// before the reduction). A fill that something else reads stays.
+// CHECK-LABEL: func.func @fill_into_reduction
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK: %[[START:.*]] = arith.constant 1.500000e+00 : f32
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<4x8xf32>) outs(%[[E]] : tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[I:.*]] = linalg.index 1 : index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[I]], %[[C0]] : index
+// CHECK-NEXT: %[[ACC:.*]] = arith.select %[[FIRST]], %[[START]], %[[OUT]] : f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[ACC]], %[[IN]] : f32
+// CHECK-NEXT: linalg.yield %[[SUM]]
+// CHECK-LABEL: func.func @shared_fill
+// CHECK: linalg.fill
+func.func @fill_into_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %start = arith.constant 1.5 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%start : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func @shared_fill(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r, %init : tensor<4xf32>, tensor<4xf32>
+}

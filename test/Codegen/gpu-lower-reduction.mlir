@@ -230,3 +230,45 @@ module {
     return
   }
 }
+
+// -----
+
+// A sum whose fill was folded into it (--mdl-fuse-elementwise): the row form
+// starts lane 0 from the fill's value, 1.5, and never reads the output; the
+// select of the first iteration is not in the lanes' loop.
+// CHECK-LABEL: gpu.func @T_fwd_bwd_k5(
+// CHECK-SAME: mdl.block = 256 : i64, mdl.grid = 2 : i64, mdl.reduction = 32 : i64
+// CHECK-DAG: %[[START:.*]] = arith.constant 1.500000e+00 : f32
+// CHECK-DAG: %[[SUM:.*]] = memref.view {{.*}} to memref<16xf32>
+// CHECK: scf.for
+// CHECK-NOT: arith.select
+// CHECK: gpu.shuffle xor
+// CHECK: scf.if
+// CHECK-NEXT: %[[NEW:.*]] = arith.addf %[[START]], %{{.*}} : f32
+// CHECK-NEXT: memref.store %[[NEW]], %[[SUM]]
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+module {
+  func.func private @"T.fwd_bwd_k5"(%arena: memref<8192xi8>) attributes {mdl.kernel = 0 : i64} {
+    %c0 = arith.constant 0 : index
+    %c4096 = arith.constant 4096 : index
+    %start = arith.constant 1.5 : f32
+    %x = memref.view %arena[%c0][] : memref<8192xi8> to memref<16x32xf32>
+    %sum = memref.view %arena[%c4096][] : memref<8192xi8> to memref<16xf32>
+    linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<16x32xf32>) outs(%sum : memref<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %j = linalg.index 1 : index
+      %first = arith.cmpi eq, %j, %c0 : index
+      %acc = arith.select %first, %start, %out : f32
+      %s = arith.addf %acc, %in : f32
+      linalg.yield %s : f32
+    }
+    return
+  }
+  func.func @"T.fwd_bwd"(%arena: memref<8192xi8>) attributes {mdl.entry = "T", mdl.function = "fwd_bwd"} {
+    call @"T.fwd_bwd_k5"(%arena) : (memref<8192xi8>) -> ()
+    return
+  }
+}
