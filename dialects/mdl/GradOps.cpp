@@ -92,6 +92,23 @@ LogicalResult GeluGradOp::verify() {
   return success();
 }
 
+LogicalResult LayerNormGradOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput());
+  if (input.empty())
+    return emitOpError("input must have rank at least 1");
+  SmallVector<int64_t> expected = {input.back()};
+  if (shapeOf(getWeight()) != ArrayRef<int64_t>(expected))
+    return emitOpError("weight must have shape ")
+           << formatShape(expected) << " (the last axis of the input), got "
+           << formatShape(shapeOf(getWeight()));
+  if (getElementTypeOrSelf(getWeight().getType()) !=
+      getElementTypeOrSelf(getInput().getType()))
+    return emitOpError("weight and input must have one element type");
+  if (!(getEps().convertToDouble() > 0))
+    return emitOpError("eps must be positive");
+  return success();
+}
+
 LogicalResult CrossEntropyGradOp::verify() {
   if (getLogits().getType() != getResult().getType())
     return emitOpError("result type must be the logits type");

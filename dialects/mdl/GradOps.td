@@ -111,6 +111,37 @@ def Mdl_GeluGradOp : Mdl_Op<"gelu_grad", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def Mdl_LayerNormGradOp : Mdl_Op<"layer_norm_grad", [
+    Pure, AllTypesMatch<["input", "grad", "input_grad"]>,
+    AllTypesMatch<["weight", "weight_grad", "bias_grad"]>]> {
+  let summary = "gradient of layer_norm, in one op";
+  let description = [{
+    Given the input `x` `[rows.., n]`, the `weight` `[n]` and the result
+    adjoint `grad` of a `mdl.layer_norm` with this `eps`, the adjoints of
+    its input, weight and bias, with the statistics recomputed from `x`:
+    `mean = sum(x) / n`, `rstd = 1 / sqrt(sum((x - mean)^2) / n + eps)`,
+    `xhat = (x - mean) * rstd`, `dxhat = grad * weight`, and
+    `input_grad = rstd * (dxhat - sum(dxhat) / n - xhat * sum(dxhat * xhat) / n)`
+    (sums over the last axis), `weight_grad = sum(grad * xhat)` and
+    `bias_grad = sum(grad)` over the rows. One op, so that each target
+    lowers it as a few passes over the rows (docs/codegen/lower-to-linalg-nn.md).
+
+    ```mlir
+    %dx, %dw, %db = mdl.layer_norm_grad %x, %w, %g eps = 1.000000e-05 : tensor<8x64x768xf32>, tensor<768xf32>
+    ```
+  }];
+  let arguments = (ins Mdl_FloatTensor:$input, Mdl_FloatTensor:$weight,
+                       Mdl_FloatTensor:$grad, F64Attr:$eps);
+  let results = (outs Mdl_FloatTensor:$input_grad,
+                      Mdl_FloatTensor:$weight_grad,
+                      Mdl_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $grad `eps` `=` $eps attr-dict `:` type($input) `,`
+    type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
 def Mdl_CrossEntropyGradOp : Mdl_Op<"cross_entropy_grad", [Pure]> {
   let summary = "gradient of cross_entropy with respect to the logits";
   let description = [{

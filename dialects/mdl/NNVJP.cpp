@@ -176,8 +176,8 @@ AttentionForwardOp::buildVJP(OpBuilder &builder,
 // layer_norm and embedding
 //===----------------------------------------------------------------------===//
 
-// layer_norm (native_layer_norm_backward) over the last axis of size D,
-// with the statistics recomputed from the input:
+// layer_norm (native_layer_norm_backward) over the last axis of size D:
+// mdl.layer_norm_grad, with the statistics recomputed from the input:
 //   mu = mean(x), rstd = 1 / sqrt(mean((x - mu)^2) + eps),
 //   xhat = (x - mu) * rstd, dxhat = grad * weight,
 //   input:  rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
@@ -186,30 +186,11 @@ AttentionForwardOp::buildVJP(OpBuilder &builder,
 // where the means are over the last axis (keepdim).
 SmallVector<Value> LayerNormOp::buildVJP(OpBuilder &builder,
                                          ArrayRef<Value> resultAdjoints) {
-  VJPBuilder b(builder, getLoc());
-  Value g = resultAdjoints[0];
-  Value x = getInput();
-  int64_t rank = getType().getRank();
-  SmallVector<int64_t> last = {rank - 1};
-  SmallVector<int64_t> leading(rank - 1);
-  std::iota(leading.begin(), leading.end(), 0);
-  auto sumLeading = [&](Value value) {
-    return leading.empty() ? value : b.sum(value, leading);
-  };
-
-  Value centered = b.sub(x, b.mean(x, last, /*keepdim=*/true));
-  Value variance = b.mean(b.mul(centered, centered), last, /*keepdim=*/true);
-  Value rstd =
-      b.rsqrt(b.add(variance, b.scalar(getEps().convertToDouble(), x)));
-  Value normalized = b.mul(centered, rstd);
-
-  Value normalizedGrad = b.mul(g, getWeight());
-  Value meanGrad = b.mean(normalizedGrad, last, /*keepdim=*/true);
-  Value meanProjection =
-      b.mean(b.mul(normalizedGrad, normalized), last, /*keepdim=*/true);
-  Value inputGrad = b.mul(rstd, b.sub(b.sub(normalizedGrad, meanGrad),
-                                      b.mul(normalized, meanProjection)));
-  return {inputGrad, sumLeading(b.mul(g, normalized)), sumLeading(g)};
+  auto grad = builder.create<LayerNormGradOp>(
+      getLoc(),
+      TypeRange{getType(), getWeight().getType(), getWeight().getType()},
+      getInput(), getWeight(), resultAdjoints[0], getEpsAttr());
+  return {grad.getInputGrad(), grad.getWeightGrad(), grad.getBiasGrad()};
 }
 
 // embedding (embedding_dense_backward): the rows of grad scatter-added into

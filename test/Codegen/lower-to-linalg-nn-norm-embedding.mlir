@@ -143,3 +143,25 @@ func.func @embedding_grad_bf16(%ids: tensor<8xi64>, %g: tensor<8x16xbf16>) -> te
   %d = mdl.embedding_grad %ids, %g : tensor<8xi64>, tensor<8x16xbf16> -> tensor<65x16xbf16>
   return %d : tensor<65x16xbf16>
 }
+
+// -----
+
+// layer_norm_grad: the row statistics as the forward computes them (sum,
+// squared deviations, mean and rstd), the two row sums of g*w and g*w*xhat,
+// dx in one elementwise generic, then the weight and bias gradients in two
+// stages: the rows (2 x 3 = 6, in one chunk of 6) into [chunks, n] partial
+// sums by a (chunk, row, column) generic with both outputs, then the chunks.
+// CHECK-LABEL: func.func @layer_norm_grad
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<2x3x8xf32>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x3x8xf32>, tensor<2x3xf32>)
+// CHECK: %[[STATS:.*]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]}
+// CHECK: %[[A:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}}, %{{.*}}, %[[STATS]]#0, %[[STATS]]#1
+// CHECK: %[[C:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}}, %{{.*}}, %[[STATS]]#0, %[[STATS]]#1
+// CHECK: %[[DX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}}, %{{.*}}, %[[STATS]]#0, %[[STATS]]#1, %[[A]], %[[C]] :
+// CHECK: %[[PART:.*]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins({{.*}} : tensor<1x6x8xf32>, tensor<1x6x8xf32>, tensor<1x6xf32>, tensor<1x6xf32>) outs({{.*}} : tensor<1x8xf32>, tensor<1x8xf32>)
+// CHECK: %[[SUMS:.*]]:2 = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[PART]]#0, %[[PART]]#1 : tensor<1x8xf32>, tensor<1x8xf32>) outs({{.*}} : tensor<8xf32>, tensor<8xf32>)
+// CHECK: return %[[DX]], %[[SUMS]]#0, %[[SUMS]]#1
+func.func @layer_norm_grad(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>, %g: tensor<2x3x8xf32>) -> (tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %dx, %dw, %db = mdl.layer_norm_grad %x, %w, %g eps = 1.0e-5 : tensor<2x3x8xf32>, tensor<8xf32>
+  return %dx, %dw, %db : tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>
+}

@@ -89,33 +89,14 @@ func.func @pools() attributes {mdl.autodiff = {loss = @loss, scale = 1.000000e+0
   return
 }
 
-// layer_norm, with the statistics recomputed: xhat = (x - mean) * rstd,
-// dxhat = G * gamma; dx = rstd * (dxhat - mean(dxhat) - xhat *
-// mean(dxhat * xhat)); dgamma = sum(G * xhat), dbeta = sum(G) over the
-// leading axes.
+// layer_norm: one mdl.layer_norm_grad of the input, gamma and G, whose
+// results are the adjoints of the input, gamma and beta (it recomputes the
+// statistics: docs/passes/autodiff.md).
 // CHECK-LABEL: func.func @layer_norm()
 // CHECK:      %[[X:.*]] = mdl.param_ref @h
 // CHECK-NEXT: %[[GAMMA:.*]] = mdl.param_ref @gamma
 // CHECK:      %[[G:.*]] = mdl.add %{{.*}}, %{{.*}} : tensor<2x3x4xf32>
-// CHECK-NEXT: %[[MU:.*]] = mdl.mean %[[X]] axes = [2] keepdim : tensor<2x3x4xf32> -> tensor<2x3x1xf32>
-// CHECK-NEXT: %[[XC:.*]] = mdl.sub %[[X]], %[[MU]]
-// CHECK-NEXT: %[[SQ:.*]] = mdl.mul %[[XC]], %[[XC]]
-// CHECK-NEXT: %[[VAR:.*]] = mdl.mean %[[SQ]] axes = [2] keepdim
-// CHECK-NEXT: %[[EPS:.*]] = mdl.constant dense<9.99999974E-6> : tensor<f32>
-// CHECK-NEXT: %[[VE:.*]] = mdl.add %[[VAR]], %[[EPS]]
-// CHECK-NEXT: %[[RSTD:.*]] = mdl.rsqrt %[[VE]] : tensor<2x3x1xf32>
-// CHECK-NEXT: %[[XHAT:.*]] = mdl.mul %[[XC]], %[[RSTD]]
-// CHECK-NEXT: %[[DXHAT:.*]] = mdl.mul %[[G]], %[[GAMMA]] : tensor<2x3x4xf32>, tensor<4xf32> -> tensor<2x3x4xf32>
-// CHECK-NEXT: %[[M1:.*]] = mdl.mean %[[DXHAT]] axes = [2] keepdim
-// CHECK-NEXT: %[[PROD:.*]] = mdl.mul %[[DXHAT]], %[[XHAT]]
-// CHECK-NEXT: %[[M2:.*]] = mdl.mean %[[PROD]] axes = [2] keepdim
-// CHECK-NEXT: %[[T2:.*]] = mdl.mul %[[XHAT]], %[[M2]]
-// CHECK-NEXT: %[[D1:.*]] = mdl.sub %[[DXHAT]], %[[M1]]
-// CHECK-NEXT: %[[D2:.*]] = mdl.sub %[[D1]], %[[T2]]
-// CHECK-NEXT: %[[DX:.*]] = mdl.mul %[[RSTD]], %[[D2]]
-// CHECK-NEXT: %[[GX:.*]] = mdl.mul %[[G]], %[[XHAT]]
-// CHECK-NEXT: %[[DGAMMA:.*]] = mdl.sum %[[GX]] axes = [0, 1] : tensor<2x3x4xf32> -> tensor<4xf32>
-// CHECK-NEXT: %[[DBETA:.*]] = mdl.sum %[[G]] axes = [0, 1] : tensor<2x3x4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[DX:.*]], %[[DGAMMA:.*]], %[[DBETA:.*]] = mdl.layer_norm_grad %[[X]], %[[GAMMA]], %[[G]] eps = 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32>
 // CHECK-NEXT: %[[OLDB:.*]] = mdl.load @"grad:beta"
 // CHECK-NEXT: mdl.add %[[OLDB]], %[[DBETA]]
 // CHECK:      %[[OLDG:.*]] = mdl.load @"grad:gamma"

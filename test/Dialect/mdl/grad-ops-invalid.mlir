@@ -224,3 +224,19 @@ func.func @f(%q: tensor<2x4x16x8xf32>, %l: tensor<2x4x16xf32>) {
   %dq, %dk, %dv = mdl.attention_backward %q, %q, %q, %q, %q, %l scale = 1.0 : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16xf32> -> tensor<2x4x16x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x16x8xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %w: tensor<4xf32>, %g: tensor<2x8xf32>) {
+  // expected-error @+1 {{weight must have shape [8] (the last axis of the input), got [4]}}
+  %dx, %dw, %db = mdl.layer_norm_grad %x, %w, %g eps = 1.0e-5 : tensor<2x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %g: tensor<2x8xf32>) {
+  // expected-error @+1 {{eps must be positive}}
+  %dx, %dw, %db = mdl.layer_norm_grad %x, %w, %g eps = 0.0 : tensor<2x8xf32>, tensor<8xf32>
+  return
+}

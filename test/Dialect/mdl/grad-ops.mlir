@@ -34,6 +34,14 @@ func.func @embedding_grad(%ids: tensor<8x16xui16>, %g: tensor<8x16x32xbf16>) -> 
   return %0 : tensor<100x32xbf16>
 }
 
+// CHECK-LABEL: func.func @layer_norm_grad(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x3x8xf32>, %[[W:[^:]*]]: tensor<8xf32>, %[[G:[^:]*]]: tensor<2x3x8xf32>
+func.func @layer_norm_grad(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>, %g: tensor<2x3x8xf32>) {
+  // CHECK: mdl.layer_norm_grad %[[X]], %[[W]], %[[G]] eps = 1.000000e-05 : tensor<2x3x8xf32>, tensor<8xf32>
+  %dx, %dw, %db = mdl.layer_norm_grad %x, %w, %g eps = 1.0e-5 : tensor<2x3x8xf32>, tensor<8xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @gelu_grad(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xf16>, %[[G:[^:]*]]: tensor<4x8xf16>
 func.func @gelu_grad(%x: tensor<4x8xf16>, %g: tensor<4x8xf16>) {
