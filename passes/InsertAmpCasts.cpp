@@ -39,6 +39,12 @@ enum class AmpClass {
   /// scaled_dot_product_attention: 16-bit query, key, value and output,
   /// softmax statistics in f32.
   Attention,
+  /// On torch's float32 list, but its lowering reads 16-bit operands
+  /// extended to f32 exactly and computes in f32 what torch computes on an
+  /// f32 copy: cross_entropy keeps 16-bit logits (no f32 copy of them; its
+  /// loss is f32, its gradient rounded once to the logits' type, as torch's
+  /// f32 gradient is when it flows back through the cast).
+  F32Inside,
 };
 
 AmpClass classify(Operation *op) {
@@ -50,9 +56,10 @@ AmpClass classify(Operation *op) {
   // counter and its f32 log-sum-exp keep their types (rewriteAttention).
   if (isa<AttentionForwardOp>(op))
     return AmpClass::Attention;
+  if (isa<CrossEntropyOp>(op))
+    return AmpClass::F32Inside;
   if (isa<ExpOp, LogOp, PowOp, RsqrtOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-          CrossEntropyOp, MseLossOp, SumOp, MeanOp, AccuracyOp, LstmScanOp,
-          GruScanOp>(op))
+          MseLossOp, SumOp, MeanOp, AccuracyOp, LstmScanOp, GruScanOp>(op))
     return AmpClass::F32;
   if (isa<CastOp, ConstantOp, ParamRefOp, LoadOp, StoreOp, DropoutMaskOp,
           ArangeOp>(op))
@@ -110,6 +117,7 @@ public:
         rewritePromote(op);
         break;
       case AmpClass::Keep:
+      case AmpClass::F32Inside:
         break;
       case AmpClass::Attention:
         rewriteAttention(cast<AttentionForwardOp>(op));
@@ -138,6 +146,14 @@ private:
   Value castTo(OpBuilder &builder, Value value, FloatType type) {
     if (getFloatElementType(value) == type)
       return value;
+    // A transpose is cast before it is transposed (the same values): the
+    // GEMM that takes it then reads the 16-bit tensor transposed instead
+    // of a copy (nn.linear's `x @ transpose(w)` casts w once, no transpose
+    // kernel), and the gradient flows back the same way.
+    if (auto transpose = value.getDefiningOp<TransposeOp>())
+      return builder.create<TransposeOp>(
+          transpose.getLoc(), castTo(builder, transpose.getInput(), type),
+          transpose.getPerm());
     // A splat constant is made again in the new type (an f32 literal cast
     // to bf16 rounds once, as the cast would).
     if (auto constant = value.getDefiningOp<ConstantOp>())

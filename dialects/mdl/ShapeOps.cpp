@@ -2,6 +2,8 @@
 #include "dialects/mdl/MdlOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
@@ -63,6 +65,76 @@ LogicalResult TransposeOp::verify() {
     return failure();
   return verifyTensorType(*this, "result", getType(), *shape,
                           input.getElementType());
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  auto isIdentity = [](ArrayRef<int64_t> axes) {
+    for (auto [i, axis] : llvm::enumerate(axes))
+      if (axis != static_cast<int64_t>(i))
+        return false;
+    return true;
+  };
+  if (isIdentity(perm))
+    return getInput();
+  // Result axis i is the inner input's axis inner[perm[i]].
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> composed;
+    for (int64_t axis : perm)
+      composed.push_back(inner.getPerm()[axis]);
+    if (isIdentity(composed))
+      return inner.getInput();
+  }
+  return {};
+}
+
+namespace {
+
+/// transpose(matmul(a, b)) with the last two axes swapped (and operands
+/// and result of one rank, the batch axes kept) is matmul(transpose(b),
+/// transpose(a)): each element the same dot product, and the lowering
+/// reads transposed GEMM operands in place, where the result's transpose
+/// was a copy. The matmul must have no other use.
+struct TransposeOfMatmul : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = op.getInput().getDefiningOp<MatmulOp>();
+    if (!matmul || !matmul->hasOneUse())
+      return failure();
+    int64_t rank = op.getType().getRank();
+    auto rankOf = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getRank();
+    };
+    if (rank < 2 || rankOf(matmul.getLhs()) != rank ||
+        rankOf(matmul.getRhs()) != rank)
+      return failure();
+    SmallVector<int64_t> swap;
+    for (int64_t axis = 0; axis < rank - 2; ++axis)
+      swap.push_back(axis);
+    swap.push_back(rank - 1);
+    swap.push_back(rank - 2);
+    if (op.getPerm() != ArrayRef<int64_t>(swap))
+      return failure();
+    // The product of the transposes has the operands' element type: only
+    // a matmul whose result has it too.
+    if (getElementTypeOrSelf(matmul.getType()) !=
+        getElementTypeOrSelf(matmul.getLhs().getType()))
+      return failure();
+    Location loc = op.getLoc();
+    Value rhs = rewriter.create<TransposeOp>(loc, matmul.getRhs(), swap);
+    Value lhs = rewriter.create<TransposeOp>(loc, matmul.getLhs(), swap);
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, rhs, lhs);
+    return success();
+  }
+};
+
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<TransposeOfMatmul>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -47,6 +47,11 @@ def Mdl_TransposeOp : Mdl_Op<"transpose", [
     $input `perm` `=` $perm attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  // An identity permutation, or a transpose undoing another, folds away;
+  // the transpose of a matrix product is the product of the transposes in
+  // the other order (which the GEMM reads transposed: no copy).
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$perm)>
   ];

@@ -52,9 +52,12 @@ mdl.buffer @"full:out:loss" : tensor<f32> {entry = "full", key = "loss", phase =
 // CHECK: %[[X:.*]] = mdl.load @"t:in:x" : tensor<2x4xf32>
 // CHECK: %[[W:.*]] = mdl.param_ref @w : tensor<8x4xf32>
 // CHECK: %[[B:.*]] = mdl.param_ref @b : tensor<8xf32>
+// The transposed weight is cast before it is transposed (the GEMM reads
+// the 16-bit weight transposed; the f32 transpose is left unused).
 // CHECK: %[[WT:.*]] = mdl.transpose %[[W]]
 // CHECK: %[[XL:.*]] = mdl.cast %[[X]] : tensor<2x4xf32> -> tensor<2x4xbf16>
-// CHECK: %[[WL:.*]] = mdl.cast %[[WT]] : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK: %[[WC:.*]] = mdl.cast %[[W]] : tensor<8x4xf32> -> tensor<8x4xbf16>
+// CHECK: %[[WL:.*]] = mdl.transpose %[[WC]] perm = [1, 0] : tensor<8x4xbf16> -> tensor<4x8xbf16>
 // CHECK: %[[Y:.*]] = mdl.matmul %[[XL]], %[[WL]] : tensor<2x4xbf16>, tensor<4x8xbf16> -> tensor<2x8xbf16>
 // CHECK: %[[BL:.*]] = mdl.cast %[[B]] : tensor<8xf32> -> tensor<8xbf16>
 // CHECK: %[[Z:.*]] = mdl.add %[[Y]], %[[BL]] : tensor<2x8xbf16>, tensor<8xbf16> -> tensor<2x8xbf16>
@@ -92,8 +95,10 @@ func.func @"t.fwd_bwd"() attributes {mdl.autodiff = {loss = @"t:out:loss", scale
 // The gradients flow back through the casts: the weight's gradient comes
 // out of the bf16 matmul's and is cast back to f32 for its master.
 // GRAD-LABEL: func.func @t.fwd_bwd
+// (Transposed back first: the weight was cast, then transposed.)
 // GRAD: mdl.matmul {{.*}} : tensor<4x2xbf16>, tensor<2x8xbf16> -> tensor<4x8xbf16>
-// GRAD: mdl.cast %{{.*}} : tensor<4x8xbf16> -> tensor<4x8xf32>
+// GRAD: mdl.transpose %{{.*}} perm = [1, 0] : tensor<4x8xbf16> -> tensor<8x4xbf16>
+// GRAD: mdl.cast %{{.*}} : tensor<8x4xbf16> -> tensor<8x4xf32>
 // GRAD: mdl.store %{{.*}}, @"grad:w" : tensor<8x4xf32>
 
 // eval is rewritten as fwd_bwd is (torch.autocast around the eval loop).
