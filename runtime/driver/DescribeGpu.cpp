@@ -157,10 +157,28 @@ Json describeGpuJson(const Manifest &m) {
   for (const TrainInfo &e : m.train)
     if (std::optional<size_t> nodes = nodesPerStep(m, e, counts))
       steps[e.name] = {{"accumulate", e.accumulate}, {"graph_nodes", *nodes}};
+  // Each kernel's launch shape and the bytes of the buffers it takes: what
+  // a check for kernels that run one block over much data reads.
+  Json kernelTable = Json::array();
+  if (gpu->kernels())
+    for (const fb::GpuKernel *k : *gpu->kernels()) {
+      uint64_t bytes = 0;
+      if (k->params() && k->param_bytes())
+        for (size_t i = 0;
+             i < k->params()->size() && i < k->param_bytes()->size(); ++i)
+          if (k->params()->Get(i) == fb::GpuParamKind::Buffer)
+            bytes += k->param_bytes()->Get(i);
+      kernelTable.push_back({{"name", k->name() ? k->name()->str() : ""},
+                             {"grid", k->grid()},
+                             {"block", k->block()},
+                             {"buffer_bytes", bytes},
+                             {"reduction", k->reduction()}});
+    }
   return {{"arena_bytes", gpu->arena_bytes()},
           {"workspace_bytes", gpu->workspace_bytes()},
           {"persistent_bytes", m.persistentBytes},
           {"kernels", gpuKernelCount(*gpu)},
+          {"kernel_table", kernelTable},
           {"images", images},
           {"functions", functions},
           {"optimizer_steps", steps}};
