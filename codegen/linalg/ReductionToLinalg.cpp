@@ -199,10 +199,52 @@ template <typename OpTy> struct ReduceLowering : OpConversionPattern<OpTy> {
   }
 };
 
+/// Whether candidate (x, index) beats (best, bestIndex) for torch.argmax:
+/// greater, or equal and earlier; for floats a NaN beats every number and a
+/// later NaN. Indices are i64.
+Value argmaxBetter(OpBuilder &b, Location loc, Type type, Value x, Value index,
+                   Value best, Value bestIndex) {
+  Value earlier =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, bestIndex);
+  Value greater, equal;
+  if (isa<FloatType>(type)) {
+    greater = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, best);
+    equal = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, x, best);
+  } else {
+    greater = b.create<arith::CmpIOp>(loc,
+                                      isZeroExtended(type)
+                                          ? arith::CmpIPredicate::ugt
+                                          : arith::CmpIPredicate::sgt,
+                                      x, best);
+    equal = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, x, best);
+  }
+  Value better = b.create<arith::OrIOp>(
+      loc, greater, b.create<arith::AndIOp>(loc, equal, earlier));
+  if (isa<FloatType>(type)) {
+    // A NaN wins over numbers, and over a later NaN.
+    Value xIsNaN =
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+    Value bestIsNumber =
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ORD, best, best);
+    Value nanWins = b.create<arith::AndIOp>(
+        loc, xIsNaN, b.create<arith::OrIOp>(loc, bestIsNumber, earlier));
+    better = b.create<arith::OrIOp>(loc, better, nanWins);
+  }
+  return better;
+}
+
+/// Past this many elements along the axis, argmax runs in two stages.
+constexpr int64_t kArgmaxChunk = 1024;
+
 /// The index (i64) of the maximum along `axis`: the first one on ties, and
 /// the first NaN if there is one (NaN is greater than everything), as
 /// torch.argmax. The combiner compares indices explicitly, so the result
-/// does not depend on the order the reduction visits the elements.
+/// does not depend on the order the reduction visits the elements: an axis
+/// longer than kArgmaxChunk is cut into chunks of that many (the last
+/// shorter), each chunk's best (value, index) found in parallel (one
+/// generic with the chunk a parallel loop), then the chunks' bests
+/// combined, with the same result as one pass and no kernel serial over a
+/// whole vocabulary.
 struct ArgmaxLowering : OpConversionPattern<mlir::mdl::ArgmaxOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -211,72 +253,111 @@ struct ArgmaxLowering : OpConversionPattern<mlir::mdl::ArgmaxOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
     Type type = op.getInput().getType().getElementType();
+    Type i64 = rewriter.getI64Type();
     ArrayRef<int64_t> shape = inputType.getShape();
     int64_t rank = shape.size();
     int64_t axis = op.getAxis();
-
+    int64_t length = shape[axis];
     SmallVector<int64_t> reducedShape = dropAxes(shape, {axis});
-    Value values = createFilledTensor(rewriter, loc, reducedShape,
-                                      createLowestValue(rewriter, loc, type));
-    Value indices = createFilledTensor(
-        rewriter, loc, reducedShape,
-        createScalarConstant(rewriter, loc, rewriter.getI64Type(), 0));
-    SmallVector<AffineExpr> keptDims;
-    SmallVector<utils::IteratorType> iterators;
-    for (int64_t dim = 0; dim < rank; ++dim) {
-      iterators.push_back(dim == axis ? utils::IteratorType::reduction
-                                      : utils::IteratorType::parallel);
-      if (dim != axis)
-        keptDims.push_back(getAffineDimExpr(dim, ctx));
+    auto inits = [&](ArrayRef<int64_t> initShape) {
+      return SmallVector<Value>{
+          createFilledTensor(rewriter, loc, initShape,
+                             createLowestValue(rewriter, loc, type)),
+          createFilledTensor(rewriter, loc, initShape,
+                             createScalarConstant(rewriter, loc, i64, 0))};
+    };
+    auto yieldBest = [&](OpBuilder &b, Location l, Value x, Value index,
+                         Value best, Value bestIndex, Value valid) {
+      Value better = argmaxBetter(b, l, type, x, index, best, bestIndex);
+      if (valid)
+        better = b.create<arith::AndIOp>(l, valid, better);
+      b.create<linalg::YieldOp>(
+          l,
+          ValueRange{b.create<arith::SelectOp>(l, better, x, best),
+                     b.create<arith::SelectOp>(l, better, index, bestIndex)});
+    };
+    auto typesOf = [](ValueRange values) {
+      return SmallVector<Type>(values.getTypes());
+    };
+
+    if (length <= kArgmaxChunk) {
+      SmallVector<AffineExpr> keptDims;
+      SmallVector<utils::IteratorType> iterators;
+      for (int64_t dim = 0; dim < rank; ++dim) {
+        iterators.push_back(dim == axis ? utils::IteratorType::reduction
+                                        : utils::IteratorType::parallel);
+        if (dim != axis)
+          keptDims.push_back(getAffineDimExpr(dim, ctx));
+      }
+      AffineMap reducedMap = AffineMap::get(rank, 0, keptDims, ctx);
+      SmallVector<Value> outs = inits(reducedShape);
+      auto generic = rewriter.create<linalg::GenericOp>(
+          loc, typesOf(outs), input, outs,
+          ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank), reducedMap,
+                              reducedMap},
+          iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+            Value index = b.create<arith::IndexCastUIOp>(
+                l, i64, b.create<linalg::IndexOp>(l, axis));
+            yieldBest(b, l, args[0], index, args[1], args[2], Value());
+          });
+      rewriter.replaceOp(op, reshapeTensor(rewriter, loc, generic.getResult(1),
+                                           op.getType().getShape()));
+      return success();
     }
-    AffineMap reducedMap = AffineMap::get(rank, 0, keptDims, ctx);
-    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank),
-                                   reducedMap, reducedMap};
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{values.getType(), indices.getType()}, adaptor.getInput(),
-        ValueRange{values, indices}, maps, iterators,
-        [&](OpBuilder &b, Location nloc, ValueRange args) {
-          Value x = args[0], best = args[1], bestIndex = args[2];
-          Value index = b.create<arith::IndexCastUIOp>(
-              nloc, b.getI64Type(), b.create<linalg::IndexOp>(nloc, axis));
-          Value earlier = b.create<arith::CmpIOp>(
-              nloc, arith::CmpIPredicate::slt, index, bestIndex);
-          Value greater, equal;
-          if (isa<FloatType>(type)) {
-            greater = b.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::OGT,
-                                              x, best);
-            equal = b.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::OEQ, x,
-                                            best);
-          } else {
-            greater = b.create<arith::CmpIOp>(nloc,
-                                              isZeroExtended(type)
-                                                  ? arith::CmpIPredicate::ugt
-                                                  : arith::CmpIPredicate::sgt,
-                                              x, best);
-            equal = b.create<arith::CmpIOp>(nloc, arith::CmpIPredicate::eq, x,
-                                            best);
-          }
-          Value better = b.create<arith::OrIOp>(
-              nloc, greater, b.create<arith::AndIOp>(nloc, equal, earlier));
-          if (isa<FloatType>(type)) {
-            // A NaN wins over numbers, and over a later NaN.
-            Value xIsNaN =
-                b.create<arith::CmpFOp>(nloc, arith::CmpFPredicate::UNO, x, x);
-            Value bestIsNumber = b.create<arith::CmpFOp>(
-                nloc, arith::CmpFPredicate::ORD, best, best);
-            Value nanWins = b.create<arith::AndIOp>(
-                nloc, xIsNaN,
-                b.create<arith::OrIOp>(nloc, bestIsNumber, earlier));
-            better = b.create<arith::OrIOp>(nloc, better, nanWins);
-          }
-          Value newBest = b.create<arith::SelectOp>(nloc, better, x, best);
-          Value newIndex =
-              b.create<arith::SelectOp>(nloc, better, index, bestIndex);
-          b.create<linalg::YieldOp>(nloc, ValueRange{newBest, newIndex});
+
+    // Stage 1, loops (kept dims.., chunk p, element j of it): element
+    // p * chunk + j of the axis when it is inside it.
+    int64_t chunks = (length + kArgmaxChunk - 1) / kArgmaxChunk;
+    unsigned kept = rank - 1;
+    SmallVector<int64_t> partialShape(reducedShape);
+    partialShape.push_back(chunks);
+    SmallVector<utils::IteratorType> iterators(kept + 1,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    // The inner loop's bound comes from a [chunk] input that is never
+    // read (1 KiB); the input itself is read by position.
+    Value bounds = rewriter.create<tensor::EmptyOp>(
+        loc, ArrayRef<int64_t>{kArgmaxChunk}, rewriter.getI8Type());
+    AffineMap partialMap = leadingDimsMap(ctx, kept + 2, kept + 1);
+    SmallVector<Value> partialOuts = inits(partialShape);
+    auto partials = rewriter.create<linalg::GenericOp>(
+        loc, typesOf(partialOuts), bounds, partialOuts,
+        ArrayRef<AffineMap>{projectionMap(ctx, kept + 2, {kept + 1}),
+                            partialMap, partialMap},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value position = b.create<arith::AddIOp>(
+              l,
+              b.create<arith::MulIOp>(l, loopIndex(b, l, kept),
+                                      createIndexConstant(b, l, kArgmaxChunk)),
+              loopIndex(b, l, kept + 1));
+          Value last = createIndexConstant(b, l, length - 1);
+          Value valid = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ule,
+                                                position, last);
+          Value clamped = b.create<arith::MinUIOp>(l, position, last);
+          SmallVector<Value> indices;
+          for (int64_t dim = 0, k = 0; dim < rank; ++dim)
+            indices.push_back(dim == axis ? clamped : loopIndex(b, l, k++));
+          Value x = b.create<tensor::ExtractOp>(l, input, indices);
+          Value index = b.create<arith::IndexCastUIOp>(l, i64, position);
+          yieldBest(b, l, x, index, args[1], args[2], valid);
         });
-    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, generic.getResult(1),
+    // Stage 2: the chunks' bests, combined with their indices.
+    SmallVector<utils::IteratorType> last(kept, utils::IteratorType::parallel);
+    last.push_back(utils::IteratorType::reduction);
+    AffineMap reducedMap = leadingDimsMap(ctx, kept + 1, kept);
+    SmallVector<Value> outs = inits(reducedShape);
+    auto total = rewriter.create<linalg::GenericOp>(
+        loc, typesOf(outs), partials.getResults(), outs,
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(kept + 1),
+                            rewriter.getMultiDimIdentityMap(kept + 1),
+                            reducedMap, reducedMap},
+        last, [&](OpBuilder &b, Location l, ValueRange args) {
+          yieldBest(b, l, args[0], args[1], args[2], args[3], Value());
+        });
+    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, total.getResult(1),
                                          op.getType().getShape()));
     return success();
   }

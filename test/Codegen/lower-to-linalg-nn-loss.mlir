@@ -53,16 +53,21 @@ func.func @cross_entropy_ui8() {
 // -----
 
 // cross_entropy_grad on f64 logits (GPT's [B, T, V] layout): the counted
-// rows in f64, grad / count once as a 0-d tensor, then one elementwise pass
-// (exp(x - m) / s - onehot) * scale, zero for label == -1.
+// rows in f64, in two stages over 512 rows (64 chunks of 8, then the 64
+// partial counts), grad / count once as a 0-d tensor, then one elementwise
+// pass (exp(x - m) / s - onehot) * scale, zero for label == -1, written
+// over the logits (in place when nothing reads them afterwards).
 // CHECK-LABEL: func.func @cross_entropy_grad
 // CHECK-SAME: (%[[X:.*]]: tensor<8x64x65xf64>, %[[LABELS:.*]]: tensor<8x64xi64>, %[[G:.*]]: tensor<f32>)
 // CHECK: %[[MAX:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8x64x65xf64>)
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[MAX]] :
-// CHECK: %[[COUNT:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[LABELS]] : tensor<8x64xi64>) outs(%{{.*}} : tensor<f64>)
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[LABELS]] {{\[\[}}0, 1]] : tensor<8x64xi64> into tensor<512xi64>
+// CHECK: %[[CHUNKS:.*]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [64, 8] : tensor<512xi64> into tensor<64x8xi64>
+// CHECK: %[[PARTIAL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[CHUNKS]] : tensor<64x8xi64>) outs(%{{.*}} : tensor<64xf64>)
+// CHECK: %[[COUNT:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[PARTIAL]] : tensor<64xf64>) outs(%{{.*}} : tensor<f64>)
 // CHECK: %[[SCALE:.*]] = linalg.generic {{.*}} iterator_types = []} ins(%[[G]], %[[COUNT]] : tensor<f32>, tensor<f64>) outs(%{{.*}} : tensor<f64>)
 // CHECK: arith.extf %{{.*}} : f32 to f64
-// CHECK: %[[D:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[MAX]], %[[SUM]], %[[LABELS]], %[[SCALE]] : tensor<8x64x65xf64>, tensor<8x64xf64>, tensor<8x64xf64>, tensor<8x64xi64>, tensor<f64>) outs(%{{.*}} : tensor<8x64x65xf64>)
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[MAX]], %[[SUM]], %[[LABELS]], %[[SCALE]] : tensor<8x64x65xf64>, tensor<8x64xf64>, tensor<8x64xf64>, tensor<8x64xi64>, tensor<f64>) outs(%[[X]] : tensor<8x64x65xf64>)
 // CHECK: math.exp
 // CHECK: %[[CLASS:.*]] = linalg.index 2 : index
 // CHECK: arith.cmpi eq, %{{.*}}, %[[CLASS]] : index

@@ -91,6 +91,14 @@ TEST_F(DriverTest, DescribeGpu) {
   EXPECT_EQ(j["gpu"]["functions"][0]["graph_nodes"], 3);
   EXPECT_EQ(j["gpu"]["functions"][1]["launches"], 1);
   EXPECT_EQ(j["gpu"]["optimizer_steps"]["fit"]["graph_nodes"], 4);
+  // Each kernel's launch shape and the bytes of its buffers (k1's U64
+  // parameter is not a buffer).
+  const nlohmann::json &k1 = j["gpu"]["kernel_table"][1];
+  EXPECT_EQ(k1["name"], "k1");
+  EXPECT_EQ(k1["grid"], 1);
+  EXPECT_EQ(k1["block"], 32);
+  EXPECT_EQ(k1["buffer_bytes"], 16);
+  EXPECT_EQ(k1["reduction"], 0);
   EXPECT_EQ(j["gpu"]["images"][0]["arch"], "sm_80");
   EXPECT_EQ(j["gpu"]["images"][0]["kind"], "ptx");
   EXPECT_GT(j["gpu"]["arena_bytes"].get<uint64_t>(),
