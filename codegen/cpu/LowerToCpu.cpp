@@ -4,6 +4,7 @@
 // and the ABI's globals.
 #include "codegen/Passes.h"
 #include "codegen/cpu/CpuLowering.h"
+#include "codegen/linalg/ReductionInit.h"
 #include "codegen/manifest/ManifestWriter.h"
 #include "codegen/memory/KernelArguments.h"
 #include "codegen/memory/KernelForm.h"
@@ -116,6 +117,28 @@ void expandStridedCopies(ModuleOp module) {
   });
 }
 
+/// A reduction whose fill --mdl-fuse-elementwise folded into it
+/// (ReductionInit.h) gets the fill back on the CPU, in the same kernel:
+/// the output starts at the fill's value and the loop reads it as before,
+/// without a select per element. The same values in the same order.
+void splitFoldedFills(ModuleOp module) {
+  module.walk([](linalg::GenericOp op) {
+    if (!op.hasPureBufferSemantics())
+      return;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      BlockArgument out = op.getMatchingBlockArgument(&init);
+      std::optional<modelc::FirstIterationInit> folded =
+          modelc::matchFirstIterationInit(op, out);
+      if (!folded)
+        continue;
+      OpBuilder builder(op);
+      builder.create<linalg::FillOp>(op.getLoc(), folded->init, init.get());
+      folded->select->getResult(0).replaceAllUsesWith(out);
+      folded->select->erase();
+    }
+  });
+}
+
 /// The fused attention's passes run their portable loops on the CPU: each
 /// mdlrt.attention_pass is replaced by its region's ops.
 void inlineAttentionPasses(ModuleOp module) {
@@ -218,6 +241,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
     // are constants like any other.
     modelc::materializeLaunchConstants(module);
     expandStridedCopies(module);
+    splitFoldedFills(module);
     inlineAttentionPasses(module);
     OpPassManager loops(ModuleOp::getOperationName());
     modelc::buildLinalgToLoopsPipeline(loops);
