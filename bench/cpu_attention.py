@@ -82,6 +82,42 @@ def samples_per_s(program, args, steps, threads, cwd):
     return sum(rates) / len(rates)
 
 
+def build_programs(compilers, sources, tmp):
+    """Each (name, .mdl, -D defines, run arguments) of `sources` built by
+    each compiler (--target cpu) in f32 and bf16: {(name, precision,
+    side): (program, run arguments)}."""
+    programs = {}
+    for name, mdl, defines, data in sources:
+        for precision in ["f32", "bf16"]:
+            for side, compiler in compilers.items():
+                out = os.path.join(tmp, f"{name}-{precision}-{side}")
+                run([compiler[0], mdl, "-o", out, "--target", "cpu",
+                     "--precision", precision] + defines + compiler[1:])
+                programs[(name, precision, side)] = (out, data)
+    return programs
+
+
+def compare(programs, compilers, args, tmp, unit, this):
+    """The median rate of each program over `args.repeats` runs, baseline
+    and `this` side alternating, and their ratio (above 1: `this` faster),
+    keyed `NAME_PRECISION`; the rates are `baseline_UNIT` and `THIS_UNIT`."""
+    results = {}
+    for name, precision in sorted({(n, p) for n, p, _ in programs}):
+        figures = {side: [] for side in compilers}
+        for _ in range(args.repeats):
+            for side in compilers:
+                program, data = programs[(name, precision, side)]
+                figures[side].append(samples_per_s(
+                    program, data, args.steps, args.threads, tmp))
+        medians = {side: statistics.median(v) for side, v in figures.items()}
+        results[f"{name}_{precision}"] = {
+            f"baseline_{unit}": round(medians["baseline"], 2),
+            f"{this}_{unit}": round(medians[this], 2),
+            "ratio": round(medians[this] / medians["baseline"], 3),
+        }
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", required=True,
@@ -106,32 +142,12 @@ def main():
         source = os.path.join(tmp, "attention.mdl")
         open(source, "w").write(ATTENTION)
 
-        programs = {}
-        for name, mdl, data in [
-                ("attention", source, []),
-                ("char_gpt", os.path.join(ROOT, "examples", "char_gpt.mdl"),
-                 ["--set", "warmup=5"])]:
-            for precision in ["f32", "bf16"]:
-                for side, compiler in compilers.items():
-                    out = os.path.join(tmp, f"{name}-{precision}-{side}")
-                    run([compiler[0], mdl, "-o", out, "--target", "cpu",
-                         "--precision", precision] + compiler[1:])
-                    programs[(name, precision, side)] = (out, data)
-
-        results = {}
-        for name, precision in sorted({(n, p) for n, p, _ in programs}):
-            figures = {side: [] for side in compilers}
-            for _ in range(args.repeats):
-                for side in compilers:
-                    program, data = programs[(name, precision, side)]
-                    figures[side].append(samples_per_s(
-                        program, data, args.steps, args.threads, tmp))
-            medians = {side: statistics.median(v) for side, v in figures.items()}
-            results[f"{name}_{precision}"] = {
-                "baseline_samples_per_s": round(medians["baseline"], 2),
-                "fused_samples_per_s": round(medians["fused"], 2),
-                "ratio": round(medians["fused"] / medians["baseline"], 3),
-            }
+        programs = build_programs(compilers, [
+            ("attention", source, [], []),
+            ("char_gpt", os.path.join(ROOT, "examples", "char_gpt.mdl"), [],
+             ["--set", "warmup=5"])], tmp)
+        results = compare(programs, compilers, args, tmp,
+                          "samples_per_s", "fused")
     print(json.dumps({"threads": args.threads, "repeats": args.repeats,
                       "steps": args.steps, "loadavg": os.getloadavg(),
                       "results": results}, indent=2))

@@ -26,13 +26,12 @@ baseline's (above 1: faster). OPENBLAS_NUM_THREADS is --threads for both.
 import argparse
 import json
 import os
-import statistics
 import struct
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_attention import run, samples_per_s  # noqa: E402
+from cpu_attention import build_programs, compare  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -68,35 +67,15 @@ def main():
         rng = random.Random(0)
         shard = os.path.join(tmp, "tokens.bin")
         write_shard(shard, [rng.randrange(2048) for _ in range(200_000)])
-        programs = {}
-        for name, mdl, defines, data in [
-                ("char_gpt", os.path.join(ROOT, "examples", "char_gpt.mdl"),
-                 [], ["--set", "warmup=5"]),
-                ("gpt2_shaped", os.path.join(ROOT, "examples", "gpt2_small.mdl"),
-                 GPT2_SHAPED, ["--data", f"tokens={shard}",
-                               "--eval-data", f"tokens={shard}",
-                               "--set", "warmup=5"])]:
-            for precision in ["f32", "bf16"]:
-                for side, compiler in compilers.items():
-                    out = os.path.join(tmp, f"{name}-{precision}-{side}")
-                    run([compiler[0], mdl, "-o", out, "--target", "cpu",
-                         "--precision", precision] + defines + compiler[1:])
-                    programs[(name, precision, side)] = (out, data)
-
-        results = {}
-        for name, precision in sorted({(n, p) for n, p, _ in programs}):
-            figures = {side: [] for side in compilers}
-            for _ in range(args.repeats):
-                for side in compilers:
-                    program, data = programs[(name, precision, side)]
-                    figures[side].append(samples_per_s(
-                        program, data, args.steps, args.threads, tmp))
-            medians = {side: statistics.median(v) for side, v in figures.items()}
-            results[f"{name}_{precision}"] = {
-                "baseline_tokens_per_s": round(medians["baseline"], 2),
-                "this_tokens_per_s": round(medians["this"], 2),
-                "ratio": round(medians["this"] / medians["baseline"], 3),
-            }
+        programs = build_programs(compilers, [
+            ("char_gpt", os.path.join(ROOT, "examples", "char_gpt.mdl"), [],
+             ["--set", "warmup=5"]),
+            ("gpt2_shaped", os.path.join(ROOT, "examples", "gpt2_small.mdl"),
+             GPT2_SHAPED, ["--data", f"tokens={shard}",
+                           "--eval-data", f"tokens={shard}",
+                           "--set", "warmup=5"])], tmp)
+        results = compare(programs, compilers, args, tmp, "tokens_per_s",
+                          "this")
     print(json.dumps({"threads": args.threads, "repeats": args.repeats,
                       "steps": args.steps, "loadavg": os.getloadavg(),
                       "results": results}, indent=2))
