@@ -24,6 +24,9 @@
 #include <condition_variable>
 #include <csignal>
 #include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -1083,6 +1086,70 @@ Status trainGpuProcess(const RunShared &run, ProgramIO &io,
   return status;
 }
 
+/// How long a process the heartbeat says is gone may stay gone while this
+/// process's ranks still wait in a collective, before the process stops.
+constexpr std::chrono::seconds kLostGrace{10};
+
+/// This process's CPU ranks in a run of several processes, over Gloo. A
+/// collective whose peer process died usually fails at once (its sockets
+/// close), but Gloo can also wait out --timeout: a node that vanished
+/// without closing its sockets, or a wait that the closed socket does not
+/// wake. So this thread asks the store every second whether a process is
+/// gone; when one has been gone for kLostGrace while the ranks are still
+/// out, it stops the run with kExitLostRank for the caller to name the
+/// process, and leaves the waiting ranks' thread behind (the program exits
+/// with _Exit after an error, so it is never resumed).
+Status trainCpuProcess(const RunShared &run, ProgramIO &io,
+                       dist::TcpStore &store, const std::string &hostname,
+                       dist::Liveness &liveness, bool &joined) {
+  struct Outcome {
+    std::mutex mutex;
+    std::condition_variable done;
+    bool finished = false, joined = true;
+    Status status;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  const dist::LaunchPlan &lp = run.plan.launch;
+  std::thread ranks([&run, &io, &store, hostname, outcome, &lp] {
+    bool allJoined = true;
+    Status status =
+        trainLocalRanks(run, io, store.callbacks(), hostname, lp.firstRank(),
+                        lp.ranksPerProcess, lp.worldSize(), allJoined);
+    std::lock_guard<std::mutex> lock(outcome->mutex);
+    outcome->status = std::move(status);
+    outcome->joined = allJoined;
+    outcome->finished = true;
+    outcome->done.notify_all();
+  });
+  std::optional<Clock::time_point> lostSince;
+  std::unique_lock<std::mutex> lock(outcome->mutex);
+  while (!outcome->done.wait_for(lock, std::chrono::seconds(1),
+                                 [&] { return outcome->finished; })) {
+    lock.unlock();
+    bool gone = !liveness.lost(std::chrono::milliseconds(0)).empty();
+    lock.lock();
+    if (!gone) {
+      lostSince.reset();
+      continue;
+    }
+    if (!lostSince)
+      lostSince = Clock::now();
+    if (Clock::now() - *lostSince < kLostGrace)
+      continue;
+    lock.unlock();
+    ranks.detach();
+    joined = true;
+    return Status::error(
+        fmt::format("rank {} of {}: still waiting in a collective {} s later",
+                    lp.firstRank(), lp.worldSize(), kLostGrace.count()),
+        kExitLostRank);
+  }
+  lock.unlock();
+  ranks.join();
+  joined = outcome->joined;
+  return outcome->status;
+}
+
 /// A run of several processes (--nnodes, or a launcher's variables): node
 /// 0 serves the rendezvous store on the master's port, every process runs
 /// its ranks as threads over Gloo (CPU ranks) or NCCL (GPU ranks), with a
@@ -1116,9 +1183,7 @@ Status trainProcesses(const RunShared &run, ProgramIO &io) {
   Status status =
       run.device.gpu
           ? trainGpuProcess(run, io, **store, liveness, timeout)
-          : trainLocalRanks(run, io, (*store)->callbacks(), *hostname,
-                            lp.firstRank(), lp.ranksPerProcess, lp.worldSize(),
-                            joined);
+          : trainCpuProcess(run, io, **store, *hostname, liveness, joined);
   Status outcome = status;
   if (!status.ok() && status.exitCode() != kExitLostRank) {
     liveness.reportFailure(status.message());

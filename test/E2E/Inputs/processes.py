@@ -14,6 +14,10 @@ I: the node that kill and term stop)
             --log, a checkpoint directory and checkpoint.every): the other
             node's status, its last line and how long it took to exit after
             the kill; then both nodes again with --resume: their statuses
+  stop I    SIGSTOP of node I once node 0 logged 25 steps (its sockets stay
+            open, so no collective fails): the other node's status, its
+            last line and whether it exited within 60 s of the stop; then
+            node I is killed
   missing   node 0 alone (node 1 never starts): its status and last line;
             then node 1 alone: the same
   term I    SIGTERM to node I once node 0 logged 3 steps: both statuses,
@@ -123,6 +127,25 @@ def kill(program, args, victim):
             print(f"node {node}:", last_line(err))
 
 
+def stop(program, args, victim):
+    procs = start_running(program, args, 25)
+    procs[victim].send_signal(signal.SIGSTOP)
+    stopped = time.time()
+    survivor = procs[1 - victim]
+    try:
+        err = survivor.communicate(timeout=120)[1]
+    except subprocess.TimeoutExpired:
+        survivor.kill()
+        err = survivor.communicate()[1]
+        print("survivor hung")
+    took = time.time() - stopped
+    procs[victim].kill()
+    procs[victim].wait()
+    print("survivor exit", status(survivor))
+    print("survivor:", last_line(err))
+    print("within 60 s" if took < 60 else f"took {took:.0f} s")
+
+
 def missing(program, args):
     for node in (0, 1):
         alone = start(program, args, node, free_port(), "flags")
@@ -148,6 +171,8 @@ def main():
         pair(program, rest, mode)
     elif mode == "kill":
         kill(program, rest[1:], int(rest[0]))
+    elif mode == "stop":
+        stop(program, rest[1:], int(rest[0]))
     elif mode == "missing":
         missing(program, rest)
     elif mode == "term":
