@@ -139,14 +139,17 @@ void splitFoldedFills(ModuleOp module) {
   });
 }
 
-/// The fused attention's passes run their portable loops on the CPU: each
-/// mdlrt.attention_pass is replaced by its region's ops.
-void inlineAttentionPasses(ModuleOp module) {
-  module.walk([](mdlrt::AttentionPassOp pass) {
-    Block &body = pass.getBody().front();
-    pass->getBlock()->getOperations().splice(pass->getIterator(),
-                                             body.getOperations());
-    pass.erase();
+/// The fused ops run their portable loops on the CPU: each
+/// mdlrt.attention_pass and mdlrt.row_scatter_add is replaced by its
+/// region's ops.
+void inlinePortableLoops(ModuleOp module) {
+  module.walk([](Operation *op) {
+    if (!isa<mdlrt::AttentionPassOp, mdlrt::RowScatterAddOp>(op))
+      return;
+    Block &body = op->getRegion(0).front();
+    op->getBlock()->getOperations().splice(op->getIterator(),
+                                           body.getOperations());
+    op->erase();
   });
 }
 
@@ -242,7 +245,7 @@ struct MdlLowerToCpuPass : modelc::impl::MdlLowerToCpuBase<MdlLowerToCpuPass> {
     modelc::materializeLaunchConstants(module);
     expandStridedCopies(module);
     splitFoldedFills(module);
-    inlineAttentionPasses(module);
+    inlinePortableLoops(module);
     OpPassManager loops(ModuleOp::getOperationName());
     modelc::buildLinalgToLoopsPipeline(loops);
     if (failed(runPipeline(loops, module)))

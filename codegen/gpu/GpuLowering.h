@@ -125,6 +125,18 @@ emitAttentionPass(KernelBuilder &kb, mlir::mdlrt::AttentionPassOp pass);
 mlir::FailureOr<LaunchShape> emitParallelLoop(KernelBuilder &kb,
                                               mlir::scf::ParallelOp parallel);
 
+/// One thread per point of `ranges` (the last fastest), `point` building
+/// each point's work from its coordinates.
+LaunchShape emitElementwise(KernelBuilder &kb, llvm::ArrayRef<int64_t> ranges,
+                            llvm::function_ref<void(mlir::ValueRange)> point);
+
+// ---- ScatterKernels.cpp ---------------------------------------------------
+
+/// mdlrt.row_scatter_add as a thread per (range of rows, column), each
+/// adding in position order.
+mlir::FailureOr<LaunchShape> emitRowScatterAdd(KernelBuilder &kb,
+                                               mlir::mdlrt::RowScatterAddOp op);
+
 // ---- RowReduction.cpp ----------------------------------------------------
 
 /// The row form of a reduction (one warp per parallel point, a butterfly of

@@ -45,18 +45,6 @@ std::pair<Value, Value> globalThread(KernelBuilder &kb, int64_t blockSize) {
   return {first, step};
 }
 
-/// One thread per point of an all-parallel op or copy, the linear id over
-/// the points with the innermost loop fastest.
-LaunchShape emitElementwise(KernelBuilder &kb, ArrayRef<int64_t> ranges,
-                            function_ref<void(ValueRange)> point) {
-  int64_t total = computeProduct(ranges);
-  int64_t block = blockFor(total);
-  auto [first, step] = globalThread(kb, block);
-  emitLoop(kb, first, kb.index(total), step,
-           [&](Value linear) { point(delinearize(kb, linear, ranges)); });
-  return {gridFor(total, block), block};
-}
-
 FailureOr<LaunchShape> emitLinalgKernel(KernelBuilder &kb,
                                         linalg::LinalgOp op) {
   FailureOr<SmallVector<int64_t>> ranges = getStaticRanges(op);
@@ -87,6 +75,18 @@ FailureOr<LaunchShape> emitLinalgKernel(KernelBuilder &kb,
 }
 
 } // namespace
+
+/// One thread per point of an all-parallel op or copy, the linear id over
+/// the points with the innermost loop fastest.
+LaunchShape emitElementwise(KernelBuilder &kb, ArrayRef<int64_t> ranges,
+                            function_ref<void(ValueRange)> point) {
+  int64_t total = computeProduct(ranges);
+  int64_t block = blockFor(total);
+  auto [first, step] = globalThread(kb, block);
+  emitLoop(kb, first, kb.index(total), step,
+           [&](Value linear) { point(delinearize(kb, linear, ranges)); });
+  return {gridFor(total, block), block};
+}
 
 FailureOr<LaunchShape> emitParallelLoop(KernelBuilder &kb,
                                         scf::ParallelOp parallel) {
@@ -156,6 +156,8 @@ FailureOr<LaunchShape> emitKernelWork(KernelBuilder &kb, Operation *work) {
     return emitParallelLoop(kb, parallel);
   if (auto pass = dyn_cast<mdlrt::AttentionPassOp>(work))
     return emitAttentionPass(kb, pass);
+  if (auto scatter = dyn_cast<mdlrt::RowScatterAddOp>(work))
+    return emitRowScatterAdd(kb, scatter);
   if (work->getNumRegions() > 0) {
     if (failed(emitBlockKernel(kb, work)))
       return failure();

@@ -206,36 +206,6 @@ struct AttentionEmitter {
   }
 };
 
-/// `tensor` as a read-only memref with any strides but a unit last one
-/// (one-shot bufferization casts its buffer to that, or copies it when its
-/// last axis is strided).
-inline Value readMemref(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  if (!strides.empty())
-    strides.back() = 1;
-  auto layout =
-      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
-  auto memrefType =
-      MemRefType::get(type.getShape(), type.getElementType(), layout);
-  return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
-                                             /*read_only=*/true);
-}
-
-/// A new buffer for a result of type `type`.
-inline Value allocate(OpBuilder &b, Location loc, Type type) {
-  auto tensor = getSignlessTensorType(type);
-  return b.create<memref::AllocOp>(
-      loc, MemRefType::get(tensor.getShape(), tensor.getElementType()));
-}
-
-/// The buffer `buffer`, written, as the result tensor.
-inline Value asResult(OpBuilder &b, Location loc, Value buffer, Type type) {
-  return b.create<bufferization::ToTensorOp>(loc, getSignlessTensorType(type),
-                                             buffer, /*restrict=*/true,
-                                             /*writable=*/true);
-}
-
 /// The emitter of an attention op's common operands and attributes.
 template <typename OpTy>
 AttentionEmitter makeEmitter(OpBuilder &b, OpTy op, Value mask, Value seed,

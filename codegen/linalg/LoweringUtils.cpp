@@ -5,7 +5,9 @@
 #include "dialects/mdlrt/MdlrtOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -561,6 +563,32 @@ Value createDropoutFactor(OpBuilder &b, Location loc, Value key, Value index,
   Value zero = createScalarConstant(b, loc, type, 0);
   Value scale = createScalarConstant(b, loc, type, 1.0 / (1.0 - p));
   return b.create<arith::SelectOp>(loc, dropped, zero, scale);
+}
+
+Value readMemref(OpBuilder &b, Location loc, Value tensor,
+                 bool unitInnerStride) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  if (unitInnerStride && !strides.empty())
+    strides.back() = 1;
+  auto layout =
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
+  auto memrefType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
+  return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
+                                             /*read_only=*/true);
+}
+
+Value allocate(OpBuilder &b, Location loc, Type type) {
+  auto tensor = getSignlessTensorType(type);
+  return b.create<memref::AllocOp>(
+      loc, MemRefType::get(tensor.getShape(), tensor.getElementType()));
+}
+
+Value asResult(OpBuilder &b, Location loc, Value buffer, Type type) {
+  return b.create<bufferization::ToTensorOp>(loc, getSignlessTensorType(type),
+                                             buffer, /*restrict=*/true,
+                                             /*writable=*/true);
 }
 
 } // namespace modelc::lowering

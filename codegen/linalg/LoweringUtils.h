@@ -249,6 +249,19 @@ mlir::Value createDropoutFactor(mlir::OpBuilder &b, mlir::Location loc,
                                 mlir::Value key, mlir::Value index, double p,
                                 mlir::Type type);
 
+// ---- Ops on memory inside a tensor program (the fused ops' loops) ----
+
+/// `tensor` as a read-only memref with any strides, or any but a unit last
+/// one when `unitInnerStride` (one-shot bufferization casts its buffer to
+/// that, or copies it when its last axis is strided).
+mlir::Value readMemref(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value tensor, bool unitInnerStride = true);
+/// A new buffer for a result of type `type`.
+mlir::Value allocate(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
+/// The buffer `buffer`, written, as the result tensor of type `type`.
+mlir::Value asResult(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
+                     mlir::Type type);
+
 } // namespace modelc::lowering
 
 #endif // MODELC_CODEGEN_LINALG_LOWERINGUTILS_H

@@ -1,12 +1,14 @@
 // Lowering of mdl.embedding (a row gather) and mdl.embedding_grad (a row
-// scatter-add, as an scf.for over the ids updating the table in place).
+// scatter-add: an mdlrt.row_scatter_add with its loops over the ids).
 #include "codegen/linalg/LoweringUtils.h"
 #include "codegen/linalg/Patterns.h"
 
 #include "dialects/mdl/MdlOps.h"
+#include "dialects/mdlrt/MdlrtOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -51,16 +53,18 @@ struct EmbeddingLowering : OpConversionPattern<mlir::mdl::EmbeddingOp> {
   }
 };
 
-/// embedding_grad: dTable[clamp(ids[i])] += grad[i] for each position i.
-/// As a gather (each table row summing the positions holding its id) this
-/// is O(V * n * D): hours for GPT-2's V = 50257. Instead an scf.for over
-/// the n = prod(ids.shape) positions carries the table as a tensor and
-/// adds one grad row per step through tensor.extract_slice ->
-/// linalg.generic -> tensor.insert_slice at the same offset, which one-shot
-/// bufferization performs in place: O(V * D) to zero the table plus
-/// O(n * D) for the adds, sequential in n (repeated ids must accumulate).
-/// f16/bf16 rows add up in an f32 table, rounded once after the loop (one
-/// more elementwise pass over the table).
+/// embedding_grad: dTable[clamp(ids[i])] += grad[i] for each position i,
+/// repeated ids adding up in position order. As a gather (each table row
+/// summing the positions holding its id) this is O(V * n * D): hours for
+/// GPT-2's V = 50257. Instead one mdlrt.row_scatter_add on memory: the
+/// table becomes zero, then its region's loops take the n = prod(ids.shape)
+/// positions in order and add each grad row to its id's row, O(V * D + n *
+/// D). That is the CPU's kernel; the GPU runs the same sums with a thread
+/// per (range of rows, column) that walks every position and adds those
+/// whose id falls in its range (docs/codegen/gpu.md), so no kernel is
+/// serial over the positions and every target adds in one order. f16/bf16
+/// rows add up in an f32 table, rounded once after (one more elementwise
+/// pass over the table).
 struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -68,7 +72,6 @@ struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
   matchAndRewrite(mlir::mdl::EmbeddingGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     RankedTensorType resultType = getSignlessTensorType(op.getType());
     Type elementType = resultType.getElementType();
     Type accumulatorType = getComputeType(elementType);
@@ -77,49 +80,61 @@ struct EmbeddingGradLowering : OpConversionPattern<mlir::mdl::EmbeddingGradOp> {
     int64_t count = op.getIds().getType().getNumElements();
     bool isUnsigned = hasUnsignedElements(op.getIds());
 
-    Value ids = reshapeTensor(rewriter, loc, adaptor.getIds(), {count});
-    Value grad =
-        reshapeTensor(rewriter, loc, adaptor.getGrad(), {count, width});
-    Value table =
-        createZeroTensor(rewriter, loc, resultType.getShape(), accumulatorType);
-    auto rowType = RankedTensorType::get({width}, elementType);
-    auto accumulatorRowType = RankedTensorType::get({width}, accumulatorType);
-    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1),
-                                       rewriter.getIndexAttr(width)};
-    SmallVector<OpFoldResult> strides = {rewriter.getIndexAttr(1),
-                                         rewriter.getIndexAttr(1)};
-    AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
-
-    auto loop = rewriter.create<scf::ForOp>(
-        loc, createIndexConstant(rewriter, loc, 0),
-        createIndexConstant(rewriter, loc, count),
-        createIndexConstant(rewriter, loc, 1), ValueRange{table},
-        [&](OpBuilder &b, Location l, Value position, ValueRange carried) {
-          Value id = b.create<tensor::ExtractOp>(l, ids, position);
-          Value row = clampIndex(b, l, castToIndex(b, l, id, isUnsigned), rows);
-          SmallVector<OpFoldResult> target = {row, b.getIndexAttr(0)};
-          SmallVector<OpFoldResult> source = {position, b.getIndexAttr(0)};
-          Value accumulator = b.create<tensor::ExtractSliceOp>(
-              l, accumulatorRowType, carried[0], target, sizes, strides);
-          Value update = b.create<tensor::ExtractSliceOp>(
-              l, rowType, grad, source, sizes, strides);
-          Value sum =
-              b.create<linalg::GenericOp>(
-                   l, accumulatorRowType, update, accumulator,
-                   ArrayRef<AffineMap>{identity, identity}, iteratorTypes(1, 0),
-                   [](OpBuilder &nb, Location nl, ValueRange args) {
-                     Value element = extendToComputeType(nb, nl, args[0]);
-                     nb.create<linalg::YieldOp>(
-                         nl, nb.create<arith::AddFOp>(nl, args[1], element)
-                                 .getResult());
-                   })
-                  .getResult(0);
-          Value updated = b.create<tensor::InsertSliceOp>(
-              l, sum, carried[0], target, sizes, strides);
-          b.create<scf::YieldOp>(l, updated);
+    // Read in place whatever their strides (a transposed or sliced id
+    // tensor): the loops load element by element.
+    Value ids = readMemref(
+        rewriter, loc, reshapeTensor(rewriter, loc, adaptor.getIds(), {count}),
+        /*unitInnerStride=*/false);
+    Value grad = readMemref(
+        rewriter, loc,
+        reshapeTensor(rewriter, loc, adaptor.getGrad(), {count, width}),
+        /*unitInnerStride=*/false);
+    auto tableType =
+        RankedTensorType::get(resultType.getShape(), accumulatorType);
+    Value table = allocate(rewriter, loc, tableType);
+    auto scatter = rewriter.create<mlir::mdlrt::RowScatterAddOp>(
+        loc, isUnsigned ? rewriter.getUnitAttr() : nullptr, ids, grad, table);
+    // Each element sums at most n terms (kernelcheck's tolerance).
+    scatter->setAttr("mdl.reduction", rewriter.getI64IntegerAttr(count));
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&scatter.getBody().emplaceBlock());
+      Value zero = createScalarConstant(rewriter, loc, accumulatorType, 0.0);
+      auto forRange = [&](OpBuilder &b, int64_t size,
+                          function_ref<void(OpBuilder &, Value)> body) {
+        b.create<scf::ForOp>(
+            loc, createIndexConstant(b, loc, 0),
+            createIndexConstant(b, loc, size), createIndexConstant(b, loc, 1),
+            ValueRange{}, [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+              body(nb, iv);
+              nb.create<scf::YieldOp>(loc);
+            });
+      };
+      forRange(rewriter, rows, [&](OpBuilder &b, Value row) {
+        forRange(b, width, [&](OpBuilder &nb, Value column) {
+          nb.create<memref::StoreOp>(loc, zero, table, ValueRange{row, column});
         });
-    rewriter.replaceOp(
-        op, castTensor(rewriter, loc, loop.getResult(0), elementType));
+      });
+      forRange(rewriter, count, [&](OpBuilder &b, Value position) {
+        Value id = b.create<memref::LoadOp>(loc, ids, position);
+        Value row =
+            clampIndex(b, loc, castToIndex(b, loc, id, isUnsigned), rows);
+        forRange(b, width, [&](OpBuilder &nb, Value column) {
+          Value term =
+              extendToComputeType(nb, loc,
+                                  nb.create<memref::LoadOp>(
+                                      loc, grad, ValueRange{position, column}));
+          Value sum =
+              nb.create<memref::LoadOp>(loc, table, ValueRange{row, column});
+          nb.create<memref::StoreOp>(loc,
+                                     nb.create<arith::AddFOp>(loc, sum, term),
+                                     table, ValueRange{row, column});
+        });
+      });
+    }
+    rewriter.replaceOp(op, castTensor(rewriter, loc,
+                                      asResult(rewriter, loc, table, tableType),
+                                      elementType));
     return success();
   }
 };

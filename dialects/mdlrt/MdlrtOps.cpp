@@ -152,3 +152,36 @@ LogicalResult AttentionPassOp::fold(FoldAdaptor,
                                     SmallVectorImpl<OpFoldResult> &) {
   return memref::foldMemRefCast(*this);
 }
+
+//===----------------------------------------------------------------------===//
+// row_scatter_add
+//===----------------------------------------------------------------------===//
+
+LogicalResult RowScatterAddOp::verify() {
+  auto ids = cast<MemRefType>(getIds().getType());
+  auto source = cast<MemRefType>(getSource().getType());
+  auto table = cast<MemRefType>(getTable().getType());
+  if (!ids.hasStaticShape() || !source.hasStaticShape() ||
+      !table.hasStaticShape())
+    return emitOpError("takes operands of static shapes");
+  if (source.getDimSize(0) != ids.getDimSize(0))
+    return emitOpError("has ") << ids.getDimSize(0) << " ids for "
+                               << source.getDimSize(0) << " source rows";
+  if (source.getDimSize(1) != table.getDimSize(1))
+    return emitOpError("adds rows of ")
+           << source.getDimSize(1) << " elements to a table of rows of "
+           << table.getDimSize(1);
+  if (table.getDimSize(0) < 1)
+    return emitOpError("needs a table of at least one row");
+  if (source.getElementType().getIntOrFloatBitWidth() >
+      table.getElementType().getIntOrFloatBitWidth())
+    return emitOpError("adds ")
+           << source.getElementType() << " rows to a narrower "
+           << table.getElementType() << " table";
+  return success();
+}
+
+LogicalResult RowScatterAddOp::fold(FoldAdaptor,
+                                    SmallVectorImpl<OpFoldResult> &) {
+  return memref::foldMemRefCast(*this);
+}

@@ -83,6 +83,43 @@ def Mdlrt_AttentionPassOp : Mdlrt_Op<"attention_pass", [
   let hasFolder = 1;
 }
 
+def Mdlrt_RowScatterAddOp : Mdlrt_Op<"row_scatter_add", [
+    RecursiveMemoryEffects, NoTerminator, SingleBlock]> {
+  let summary = "a table's rows summed from source rows by id, with its "
+                "portable loops";
+  let description = [{
+    The work of mdl.embedding_grad's kernel (docs/codegen/lower-to-linalg-nn.md):
+    `table` ([V, D], f32 or f64) becomes zero, then for each position i in
+    order, table[clamp(ids[i], 0, V - 1)] += source[i] (source's [n, D]
+    rows extended to the table's type). `unsigned` reads the ids (an
+    integer [n]) as unsigned. The region computes it with loops that every
+    target can run (a pass over the positions, a row each); a target may
+    run the same function another way from the operands (the GPU: a thread
+    per column of a range of rows, docs/codegen/gpu.md). Every way adds an
+    element's terms in position order, so all give the same bits. Its
+    memory effects are its region's. A memref.cast operand to a less static
+    layout folds into the op.
+
+    ```mlir
+    mdlrt.row_scatter_add ins(%ids, %dy : memref<64xi64, strided<[?], offset: ?>>, memref<64x32xbf16, strided<[?, 1], offset: ?>>) outs(%table : memref<100x32xf32>) {
+      scf.for ... { ... }
+    }
+    ```
+  }];
+  let arguments = (ins UnitAttr:$unsigned_ids,
+                       MemRefRankOf<[AnySignlessInteger], [1]>:$ids,
+                       MemRefRankOf<[AnyFloat], [2]>:$source,
+                       MemRefRankOf<[F32, F64], [2]>:$table);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`unsigned` $unsigned_ids^)? `ins` `(` $ids `,` $source `:` type($ids)
+    `,` type($source) `)` `outs` `(` $table `:` type($table) `)` $body
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 // A matrix or a batch of matrices with unit innermost stride (any other
 // strides): what a row-major BLAS call can address with a leading dimension
 // and a batch stride.

@@ -1,5 +1,5 @@
-// --mdl-lower-to-gpu, a region op as a kernel's work (the embedding
-// gradient's scatter-add): one block of 256 threads. The loop and its scalar
+// --mdl-lower-to-gpu, a region op as a kernel's work (here a scatter-add
+// loop, as a recurrent time loop would be): one block of 256 threads. The loop and its scalar
 // code run in every thread; the nested generic is spread over the block's
 // threads; a nested store runs in thread 0; a barrier comes before and
 // after each write, so the iterations keep the CPU's order.

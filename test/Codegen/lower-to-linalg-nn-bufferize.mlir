@@ -1,7 +1,7 @@
 // Every NN op lowered by --mdl-lower-to-linalg bufferizes with one-shot
 // bufferization, in the pipeline's form (arena buffers, loads and stores):
 // no tensor op is left, GEMMs stay named ops on memrefs, and the
-// embedding_grad loop updates its table in place (no allocation inside).
+// embedding_grad scatter-add writes its one table (no allocation inside).
 // RUN: modelc-opt %s --mdl-lower-to-linalg --one-shot-bufferize --split-input-file | FileCheck %s
 
 // A LeNet-style forward and backward step: conv, pooling, linear, losses.
@@ -68,12 +68,10 @@ func.func @"T.fwd_bwd"() {
 // CHECK-LABEL: func.func @G.fwd_bwd
 // CHECK-NOT: tensor<
 // CHECK: linalg.batch_matmul_transpose_b
-// CHECK: %[[TABLE:.*]] = memref.alloc() {{.*}} : memref<65x16xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[TABLE]] : memref<65x16xf32>)
-// CHECK: scf.for
+// CHECK: %[[TABLE:.*]] = memref.alloc() : memref<65x16xf32>
+// CHECK: mdlrt.row_scatter_add ins(%{{.*}}, %{{.*}} : memref<16xi32, {{.*}}>, memref<16x16xf32, {{.*}}>) outs(%[[TABLE]] : memref<65x16xf32>)
 // CHECK-NOT: memref.alloc
-// CHECK: memref.subview
-// CHECK: scf.yield
+// CHECK: memref.store %{{.*}}, %[[TABLE]]
 // CHECK: return
 mdl.buffer @"G:in:ids" : tensor<2x8xi32> {entry = "G", key = "ids", phase = "train", role = "input"}
 mdl.buffer @wte : tensor<65x16xf32> {entry = "G", key = "wte", phase = "train", role = "input"}
@@ -165,16 +163,14 @@ func.func @"TB.fwd_bwd"() {
 
 // -----
 
-// The GPT-style block on bf16: embedding_grad's f32 table is still updated
-// in place by the loop, then rounded once into a bf16 table.
+// The GPT-style block on bf16: embedding_grad's rows add up in an f32
+// table, then rounded once into a bf16 table.
 // CHECK-LABEL: func.func @GB.fwd_bwd
 // CHECK-NOT: tensor<
-// CHECK: %[[TABLE:.*]] = memref.alloc() {{.*}} : memref<65x16xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[TABLE]] : memref<65x16xf32>)
-// CHECK: scf.for
+// CHECK: %[[TABLE:.*]] = memref.alloc() : memref<65x16xf32>
+// CHECK: mdlrt.row_scatter_add ins(%{{.*}}, %{{.*}} : memref<16xi32, {{.*}}>, memref<16x16xbf16, {{.*}}>) outs(%[[TABLE]] : memref<65x16xf32>)
 // CHECK-NOT: memref.alloc
-// CHECK: memref.subview
-// CHECK: scf.yield
+// CHECK: arith.extf %{{.*}} : bf16 to f32
 // CHECK: memref.alloc() {{.*}} : memref<65x16xbf16>
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: return

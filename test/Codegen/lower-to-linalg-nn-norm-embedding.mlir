@@ -1,6 +1,6 @@
 // --mdl-lower-to-linalg on mdl.layer_norm (row reductions, then one
 // elementwise pass) and mdl.embedding / mdl.embedding_grad (a clamped row
-// gather; a row scatter-add as an scf.for updating the table in place).
+// gather; a row scatter-add as an mdlrt.row_scatter_add with its loops).
 // RUN: modelc-opt %s --mdl-lower-to-linalg --split-input-file | FileCheck %s
 
 // GPT-2's layer norm over 768: row sums, sums of squared deviations from
@@ -96,26 +96,33 @@ func.func @layer_norm_bf16(%x: tensor<4x16xbf16>, %w: tensor<16xbf16>, %b: tenso
 
 // -----
 
-// The scatter-add: ids and grad flattened to 512 positions; an scf.for over
-// them carries the zeroed table, adding grad row i into table row
-// clamp(ids[i]) through extract_slice / generic / insert_slice at the same
-// offset (in place after bufferization).
+// The scatter-add: ids and grad flattened to 512 positions and read as
+// memory, one mdlrt.row_scatter_add into a fresh f32 table (marked with the
+// 512 terms an element may sum): its loops zero the table, then take the
+// positions in order, adding grad row i into table row clamp(ids[i]).
 // CHECK-LABEL: func.func @embedding_grad
 // CHECK-SAME: (%[[IDS:.*]]: tensor<8x64xi64>, %[[G:.*]]: tensor<8x64x768xf32>)
 // CHECK: %[[FLAT_IDS:.*]] = tensor.collapse_shape %[[IDS]] {{\[}}[0, 1]] : tensor<8x64xi64> into tensor<512xi64>
+// CHECK: %[[IDM:.*]] = bufferization.to_memref %[[FLAT_IDS]] read_only : memref<512xi64, strided<[?], offset: ?>>
 // CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1], [2]] : tensor<8x64x768xf32> into tensor<512x768xf32>
-// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<50257x768xf32>)
-// CHECK: %[[N:.*]] = arith.constant 512 : index
-// CHECK: %[[TABLE:.*]] = scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZEROS]]) -> (tensor<50257x768xf32>) {
-// CHECK: %[[ID:.*]] = tensor.extract %[[FLAT_IDS]][%[[I]]] : tensor<512xi64>
+// CHECK: %[[GM:.*]] = bufferization.to_memref %[[ROWS]] read_only : memref<512x768xf32, strided<[?, ?], offset: ?>>
+// CHECK: %[[TABLE:.*]] = memref.alloc() : memref<50257x768xf32>
+// CHECK: mdlrt.row_scatter_add ins(%[[IDM]], %[[GM]] : {{.*}}) outs(%[[TABLE]] : memref<50257x768xf32>) {
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c50257
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[TABLE]]
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %c512
+// CHECK: %[[ID:.*]] = memref.load %[[IDM]][%[[I]]]
 // CHECK: arith.index_cast %[[ID]] : i64 to index
 // CHECK: %[[R:.*]] = arith.minsi
-// CHECK: %[[DST:.*]] = tensor.extract_slice %[[ACC]][%[[R]], 0] [1, 768] [1, 1] : tensor<50257x768xf32> to tensor<768xf32>
-// CHECK: %[[SRC:.*]] = tensor.extract_slice %[[ROWS]][%[[I]], 0] [1, 768] [1, 1] : tensor<512x768xf32> to tensor<768xf32>
-// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[SRC]] : tensor<768xf32>) outs(%[[DST]] : tensor<768xf32>)
-// CHECK: %[[NEXT:.*]] = tensor.insert_slice %[[SUM]] into %[[ACC]][%[[R]], 0] [1, 768] [1, 1]
-// CHECK: scf.yield %[[NEXT]]
-// CHECK: return %[[TABLE]]
+// CHECK: scf.for %[[D:.*]] = %{{.*}} to %c768
+// CHECK: %[[X:.*]] = memref.load %[[GM]][%[[I]], %[[D]]]
+// CHECK: %[[OLD:.*]] = memref.load %[[TABLE]][%[[R]], %[[D]]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[X]] : f32
+// CHECK: memref.store %[[NEW]], %[[TABLE]][%[[R]], %[[D]]]
+// CHECK: } {mdl.reduction = 512 : i64}
+// CHECK: %[[RESULT:.*]] = bufferization.to_tensor %[[TABLE]] restrict writable
+// CHECK: return %[[RESULT]]
 func.func @embedding_grad(%ids: tensor<8x64xi64>, %g: tensor<8x64x768xf32>) -> tensor<50257x768xf32> {
   %d = mdl.embedding_grad %ids, %g : tensor<8x64xi64>, tensor<8x64x768xf32> -> tensor<50257x768xf32>
   return %d : tensor<50257x768xf32>
@@ -124,19 +131,16 @@ func.func @embedding_grad(%ids: tensor<8x64xi64>, %g: tensor<8x64x768xf32>) -> t
 // -----
 
 // bf16 rows add up in an f32 table (repeated ids sum in f32), rounded once
-// to bf16 after the loop.
+// to bf16 after the scatter-add.
 // CHECK-LABEL: func.func @embedding_grad_bf16
-// CHECK-SAME: (%[[IDS:.*]]: tensor<8xi64>, %[[G:.*]]: tensor<8x16xbf16>)
-// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<65x16xf32>)
-// CHECK: %[[TABLE:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZEROS]]) -> (tensor<65x16xf32>) {
-// CHECK: %[[DST:.*]] = tensor.extract_slice %[[ACC]][%{{.*}}, 0] [1, 16] [1, 1] : tensor<65x16xf32> to tensor<16xf32>
-// CHECK: %[[SRC:.*]] = tensor.extract_slice %[[G]][%[[I]], 0] [1, 16] [1, 1] : tensor<8x16xbf16> to tensor<16xbf16>
-// CHECK: linalg.generic {{.*}} ins(%[[SRC]] : tensor<16xbf16>) outs(%[[DST]] : tensor<16xf32>)
-// CHECK-NEXT: ^bb0(%[[IN:.*]]: bf16, %[[OUT:.*]]: f32):
-// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[IN]] : bf16 to f32
-// CHECK-NEXT: arith.addf %[[OUT]], %[[WIDE]] : f32
-// CHECK: scf.yield
-// CHECK: %[[ROUNDED:.*]] = linalg.generic {{.*}} ins(%[[TABLE]] : tensor<65x16xf32>) outs(%{{.*}} : tensor<65x16xbf16>)
+// CHECK: %[[TABLE:.*]] = memref.alloc() : memref<65x16xf32>
+// CHECK: mdlrt.row_scatter_add ins(%{{.*}}, %{{.*}} : memref<8xi64, {{.*}}>, memref<8x16xbf16, {{.*}}>) outs(%[[TABLE]] : memref<65x16xf32>)
+// CHECK: %[[X:.*]] = memref.load {{.*}} : memref<8x16xbf16
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK-NEXT: %[[OLD:.*]] = memref.load %[[TABLE]]
+// CHECK-NEXT: arith.addf %[[OLD]], %[[WIDE]] : f32
+// CHECK: %[[SUMS:.*]] = bufferization.to_tensor %[[TABLE]]
+// CHECK: %[[ROUNDED:.*]] = linalg.generic {{.*}} ins(%[[SUMS]] : tensor<65x16xf32>) outs(%{{.*}} : tensor<65x16xbf16>)
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: return %[[ROUNDED]]
 func.func @embedding_grad_bf16(%ids: tensor<8xi64>, %g: tensor<8x16xbf16>) -> tensor<65x16xbf16> {
