@@ -32,9 +32,13 @@ def MdlFuseElementwise : Pass<"mdl-fuse-elementwise", "mlir::ModuleOp"> {
     operand is a permutation), is merged into its user (upstream's
     elementwise fusion with that control): one loop nest (one kernel)
     instead of two and no temporary between them, in the user's loop order.
-    Nothing is fused through broadcasts, into initial values or into several
-    users, so no element is computed twice and the arithmetic of each
-    element is exactly the unfused one.
+    A `tensor.expand_shape` that alone reads such a producer's result, and
+    that one generic alone reads, moves above the producer (upstream's
+    reshape propagation by expansion), so the two fuse through it.
+    Nothing else is fused through broadcasts (a producer whose body is one
+    conversion, a cast, is: repeating it per use gives the same value), into
+    initial values or into several users, so no element is computed twice
+    and the arithmetic of each element is exactly the unfused one.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }

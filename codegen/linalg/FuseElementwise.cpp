@@ -1,6 +1,7 @@
 // --mdl-fuse-elementwise: chains of elementwise linalg.generic ops on tensors
 // become one generic (Passes.td), through upstream's elementwise fusion
-// with a control that keeps the arithmetic of every element as it was; then
+// with a control that keeps the arithmetic of every element as it was (an
+// expand_shape between two of them moved out of the way first); then
 // the fill that initialises a reduction's output goes into the reduction
 // (ReductionInit.h).
 #include "codegen/Passes.h"
@@ -10,6 +11,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace modelc {
@@ -25,10 +28,26 @@ bool isElementwise(linalg::GenericOp op) {
   return op.getNumLoops() == op.getNumParallelLoops() && op.getNumLoops() > 0;
 }
 
+/// Whether `op`'s body only converts its one input's element to another
+/// type (an extf, truncf or other cast): recomputing it is exact and costs
+/// one instruction.
+bool isConversion(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (op.getNumDpsInputs() != 1 || body.getOperations().size() != 2)
+    return false;
+  Operation &cast = body.front();
+  return isa<CastOpInterface>(cast) && cast.getNumOperands() == 1 &&
+         cast.getOperand(0) == body.getArgument(0) &&
+         body.getTerminator()->getOperand(0) == cast.getResult(0);
+}
+
 /// Fuses producer into consumer through `operand` only when the producer is
 /// all-parallel with its one result used once, and the consumer (elementwise
 /// or a reduction) reads it element for element as an input: each element
-/// is then computed once, in the consumer's loop order.
+/// is then computed once, in the consumer's loop order. A producer that
+/// only converts (a bias rounded to bf16 for its add) also fuses into a
+/// consumer that broadcasts it: the conversion is then repeated per use,
+/// with the same result each time.
 bool isElementwiseChain(OpOperand *operand) {
   auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
@@ -36,7 +55,26 @@ bool isElementwiseChain(OpOperand *operand) {
       !producer->hasOneUse() || !isElementwise(producer) ||
       !consumer.isDpsInput(operand))
     return false;
-  return consumer.getMatchingIndexingMap(operand).isPermutation();
+  AffineMap map = consumer.getMatchingIndexingMap(operand);
+  return map.isPermutation() ||
+         (isConversion(producer) && map.isProjectedPermutation());
+}
+
+/// Moves a tensor.expand_shape of an elementwise generic's result above the
+/// generic (the generic computes the expanded shape, reading its inputs
+/// through expand_shapes) when the reshape is all that reads the result and
+/// one generic all that reads the reshape: the two generics then fuse as
+/// above. A GEMM's [m, n] result rounded to 16 bits and then read as
+/// [b, t, n] by its bias add is one kernel, not two.
+bool isReshapeBetweenElementwise(OpOperand *operand) {
+  auto reshape = dyn_cast<tensor::ExpandShapeOp>(operand->getOwner());
+  if (!reshape || !reshape->hasOneUse())
+    return false;
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(*reshape->user_begin());
+  return producer && consumer && producer->getNumResults() == 1 &&
+         producer->hasOneUse() && isElementwise(producer) &&
+         consumer.isDpsInput(&*reshape->use_begin());
 }
 
 /// A reduction whose init is a linalg.fill it alone uses starts from the
@@ -58,6 +96,8 @@ struct MdlFuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, isElementwiseChain);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(
+        patterns, isReshapeBetweenElementwise);
     patterns.add<FoldFillIntoReduction>(&getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     GreedyRewriteConfig config;
@@ -71,8 +111,9 @@ struct MdlFuseElementwisePass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       for (bool changed = true; changed;) {
         SmallVector<Operation *> ops;
-        func.walk([&](linalg::GenericOp op) {
-          if (!op->getParentOfType<scf::ForOp>())
+        func.walk([&](Operation *op) {
+          if (isa<linalg::GenericOp, tensor::ExpandShapeOp>(op) &&
+              !op->getParentOfType<scf::ForOp>())
             ops.push_back(op);
         });
         if (failed(applyOpPatternsAndFold(ops, frozen, config, &changed)))

@@ -230,3 +230,103 @@ func.func @shared_fill(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   } -> tensor<4xf32>
   return %r, %init : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A GEMM's [m, n] result rounded to bf16, then read as [b, t, n] by its
+// bias add: the rounding computes [b, t, n] itself (reading the result
+// through an expand_shape) and fuses into the bias add. An expand_shape
+// with a second user stays where it is, and so do both generics.
+// CHECK-LABEL: func.func @reshape_between
+// CHECK-SAME: (%[[Y:.*]]: tensor<8x6xf32>, %[[B:.*]]: tensor<6xbf16>)
+// CHECK: %[[Y3:.*]] = tensor.expand_shape %[[Y]] {{\[}}[0, 1], [2]] output_shape [2, 4, 6] : tensor<8x6xf32> into tensor<2x4x6xf32>
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[Y3]], %[[B]] : tensor<2x4x6xf32>, tensor<6xbf16>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[BIAS:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT: %[[ROUND:.*]] = arith.truncf %[[IN]] : f32 to bf16
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[ROUND]] : bf16 to f32
+// CHECK-NEXT: %[[WB:.*]] = arith.extf %[[BIAS]] : bf16 to f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[WIDE]], %[[WB]] : f32
+// CHECK-NEXT: %[[OUT:.*]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[OUT]] : bf16
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+// CHECK-LABEL: func.func @reshape_shared
+// CHECK: linalg.generic
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic
+func.func @reshape_between(%y: tensor<8x6xf32>, %b: tensor<6xbf16>) -> tensor<2x4x6xbf16> {
+  %e = tensor.empty() : tensor<8x6xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<8x6xf32>) outs(%e : tensor<8x6xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<8x6xbf16>
+  %r3 = tensor.expand_shape %r [[0, 1], [2]] output_shape [2, 4, 6] : tensor<8x6xbf16> into tensor<2x4x6xbf16>
+  %e3 = tensor.empty() : tensor<2x4x6xbf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r3, %b : tensor<2x4x6xbf16>, tensor<6xbf16>) outs(%e3 : tensor<2x4x6xbf16>) {
+  ^bb0(%in: bf16, %bias: bf16, %out: bf16):
+    %w = arith.extf %in : bf16 to f32
+    %wb = arith.extf %bias : bf16 to f32
+    %a = arith.addf %w, %wb : f32
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x4x6xbf16>
+  return %s : tensor<2x4x6xbf16>
+}
+func.func @reshape_shared(%y: tensor<8x6xf32>) -> (tensor<2x4x6xf32>, tensor<2x4x6xf32>) {
+  %e = tensor.empty() : tensor<8x6xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<8x6xf32>) outs(%e : tensor<8x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<8x6xf32>
+  %r3 = tensor.expand_shape %r [[0, 1], [2]] output_shape [2, 4, 6] : tensor<8x6xf32> into tensor<2x4x6xf32>
+  %e3 = tensor.empty() : tensor<2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r3 : tensor<2x4x6xf32>) outs(%e3 : tensor<2x4x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<2x4x6xf32>
+  return %s, %r3 : tensor<2x4x6xf32>, tensor<2x4x6xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A producer that only converts (a bias rounded to bf16) fuses into a
+// consumer that broadcasts it: the rounding is repeated per row, with the
+// same result each time. Anything more than one conversion stays apart
+// (@broadcast_stays above).
+// CHECK-LABEL: func.func @conversion_broadcast
+// CHECK-SAME: (%[[B:.*]]: tensor<8xf32>, %[[X:.*]]: tensor<4x8xbf16>)
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[X]] : tensor<8xf32>, tensor<4x8xbf16>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[XIN:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT: %[[ROUND:.*]] = arith.truncf %[[IN]] : f32 to bf16
+// CHECK-NEXT: arith.addf %[[ROUND]], %[[XIN]] : bf16
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @conversion_broadcast(%b: tensor<8xf32>, %x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %e1 = tensor.empty() : tensor<8xbf16>
+  %e = tensor.empty() : tensor<4x8xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%b : tensor<8xf32>) outs(%e1 : tensor<8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<8xbf16>
+  %s = linalg.generic {indexing_maps = [#col, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %x : tensor<8xbf16>, tensor<4x8xbf16>) outs(%e : tensor<4x8xbf16>) {
+  ^bb0(%in: bf16, %in2: bf16, %out: bf16):
+    %a = arith.addf %in, %in2 : bf16
+    linalg.yield %a : bf16
+  } -> tensor<4x8xbf16>
+  return %s : tensor<4x8xbf16>
+}
