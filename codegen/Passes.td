@@ -32,6 +32,11 @@ def MdlFuseElementwise : Pass<"mdl-fuse-elementwise", "mlir::ModuleOp"> {
     operand is a permutation), is merged into its user (upstream's
     elementwise fusion with that control): one loop nest (one kernel)
     instead of two and no temporary between them, in the user's loop order.
+    First, a generic with a reduction loop (or several results) that
+    computes again what an earlier one computed from the same operands
+    (layer norm's backward recomputing the forward's row statistics,
+    cross-entropy's backward its row maxima) is replaced by the earlier
+    one, its fill and empty tensor erased with it.
     A `tensor.expand_shape` that alone reads such a producer's result, and
     that one generic alone reads, moves above the producer (upstream's
     reshape propagation by expansion), so the two fuse through it.

@@ -1,4 +1,5 @@
-// --mdl-fuse-elementwise: chains of elementwise linalg.generic ops on tensors
+// --mdl-fuse-elementwise: a reduction computed twice is computed once; then
+// chains of elementwise linalg.generic ops on tensors
 // become one generic (Passes.td), through upstream's elementwise fusion
 // with a control that keeps the arithmetic of every element as it was (an
 // expand_shape between two of them moved out of the way first); then
@@ -7,13 +8,17 @@
 #include "codegen/Passes.h"
 #include "codegen/linalg/ReductionInit.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Interfaces/CastInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace modelc {
 #define GEN_PASS_DEF_MDLFUSEELEMENTWISE
@@ -91,6 +96,85 @@ struct FoldFillIntoReduction : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Whether `a` and `b` are one value, or fresh tensors made alike: empty
+/// tensors of one type, one constant, a fill of one value into such.
+bool isSameValue(Value a, Value b) {
+  if (a == b)
+    return true;
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  if (!x || !y || a.getType() != b.getType() || x->getName() != y->getName())
+    return false;
+  if (isa<tensor::EmptyOp>(x))
+    return x->getNumOperands() == 0 && y->getNumOperands() == 0;
+  if (isa<arith::ConstantOp>(x))
+    return x->getAttrDictionary() == y->getAttrDictionary();
+  if (auto fillX = dyn_cast<linalg::FillOp>(x)) {
+    auto fillY = cast<linalg::FillOp>(y);
+    return isSameValue(fillX.getInputs()[0], fillY.getInputs()[0]) &&
+           isSameValue(fillX.getOutputs()[0], fillY.getOutputs()[0]);
+  }
+  return false;
+}
+
+/// Whether generic `b` computes what `a` does: the same body and
+/// attributes over the same operands (isSameValue).
+bool computesSame(linalg::GenericOp a, linalg::GenericOp b) {
+  DenseMap<Value, Value> inside;
+  return OperationEquivalence::isEquivalentTo(
+      a, b,
+      [&](Value x, Value y) {
+        return success(inside.lookup(x) == y || isSameValue(x, y));
+      },
+      [&](Value x, Value y) { inside[x] = y; },
+      OperationEquivalence::IgnoreLocations);
+}
+
+/// A reduction computed again from the same operands, or a generic of
+/// several results over such (layer norm's backward recomputing the
+/// forward's row sums, mean and rstd), is replaced by its first
+/// computation: the statistics are computed once, in the forward, and kept
+/// for the backward. Only these: sharing a single-result elementwise
+/// generic would give it two users and stop its fusion.
+void shareRepeatedReductions(func::FuncOp func) {
+  SmallVector<linalg::GenericOp> seen;
+  for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+    auto generic = dyn_cast<linalg::GenericOp>(&op);
+    if (!generic ||
+        (generic.getNumReductionLoops() == 0 && generic->getNumResults() < 2))
+      continue;
+    auto first = llvm::find_if(seen, [&](linalg::GenericOp earlier) {
+      return computesSame(earlier, generic);
+    });
+    if (first == seen.end()) {
+      seen.push_back(generic);
+      continue;
+    }
+    // Its inits (a fill of an empty tensor) die with it: no kernel for them.
+    SetVector<Operation *> defs;
+    auto addDefs = [&](Operation *op) {
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          defs.insert(def);
+    };
+    addDefs(generic);
+    generic->replaceAllUsesWith(*first);
+    generic->erase();
+    for (bool erased = true; erased;) {
+      erased = false;
+      for (Operation *def : defs) {
+        if (!isOpTriviallyDead(def))
+          continue;
+        addDefs(def);
+        defs.remove(def);
+        llvm::erase_if(seen, [&](linalg::GenericOp op) { return op == def; });
+        def->erase();
+        erased = true;
+        break;
+      }
+    }
+  }
+}
+
 struct MdlFuseElementwisePass
     : modelc::impl::MdlFuseElementwiseBase<MdlFuseElementwisePass> {
   void runOnOperation() override {
@@ -109,6 +193,8 @@ struct MdlFuseElementwisePass
     // (an allocation per step, and no longer in place).
     config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!func.isExternal())
+        shareRepeatedReductions(func);
       for (bool changed = true; changed;) {
         SmallVector<Operation *> ops;
         func.walk([&](Operation *op) {

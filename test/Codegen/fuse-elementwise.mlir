@@ -330,3 +330,55 @@ func.func @conversion_broadcast(%b: tensor<8xf32>, %x: tensor<4x8xbf16>) -> tens
   } -> tensor<4x8xbf16>
   return %s : tensor<4x8xbf16>
 }
+
+// -----
+
+// A reduction computed again from the same operands (layer norm's backward
+// recomputing the forward's row sums) is the first one: one sum, read by
+// both users, and the second's fill and empty tensor go with it. A
+// repeated single-result elementwise generic is not shared (two users
+// would stop its fusion).
+// CHECK-LABEL: func.func @shared_sum
+// CHECK-NOT: linalg.fill
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<4x8xf32>)
+// CHECK-NOT: "reduction"
+// CHECK: math.exp
+// CHECK-NOT: "reduction"
+// CHECK: math.exp
+// CHECK-NOT: "reduction"
+// CHECK: return %[[SUM]], %[[SUM]], %{{.*}}, %{{.*}} :
+func.func @shared_sum(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %s1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%i1 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %ex = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%ex : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %zero2 = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<4xf32>
+  %i2 = linalg.fill ins(%zero2 : f32) outs(%e2 : tensor<4xf32>) -> tensor<4xf32>
+  %s2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%i2 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %ex2 = tensor.empty() : tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%ex2 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.exp %in : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %s1, %s2, %a, %b : tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
