@@ -101,11 +101,13 @@ def pair(program, args, mode):
             print(f"node {node}:", last_line(err))
 
 
-def kill(program, args, victim):
-    procs = start_running(program, args, 25)
-    procs[victim].send_signal(signal.SIGKILL)
-    killed = time.time()
-    procs[victim].wait()
+def survive(procs, victim, sig, then=None):
+    """Sends `sig` to node `victim` once both run, calls `then` on it, then
+    prints how the other node ended and how long after the signal."""
+    procs[victim].send_signal(sig)
+    sent = time.time()
+    if then:
+        then(procs[victim])
     survivor = procs[1 - victim]
     try:
         err = survivor.communicate(timeout=120)[1]
@@ -113,10 +115,15 @@ def kill(program, args, victim):
         survivor.kill()
         err = survivor.communicate()[1]
         print("survivor hung")
-    took = time.time() - killed
+    took = time.time() - sent
     print("survivor exit", status(survivor))
     print("survivor:", last_line(err))
     print("within 60 s" if took < 60 else f"took {took:.0f} s")
+
+
+def kill(program, args, victim):
+    survive(start_running(program, args, 25), victim, signal.SIGKILL,
+            lambda p: p.wait())
     port = free_port()
     resumed = [start(program, [*args, "--resume"], node, port, "flags") for node in (0, 1)]
     errs = [p.communicate(timeout=300)[1] for p in resumed]
@@ -129,21 +136,9 @@ def kill(program, args, victim):
 
 def stop(program, args, victim):
     procs = start_running(program, args, 25)
-    procs[victim].send_signal(signal.SIGSTOP)
-    stopped = time.time()
-    survivor = procs[1 - victim]
-    try:
-        err = survivor.communicate(timeout=120)[1]
-    except subprocess.TimeoutExpired:
-        survivor.kill()
-        err = survivor.communicate()[1]
-        print("survivor hung")
-    took = time.time() - stopped
+    survive(procs, victim, signal.SIGSTOP)
     procs[victim].kill()
     procs[victim].wait()
-    print("survivor exit", status(survivor))
-    print("survivor:", last_line(err))
-    print("within 60 s" if took < 60 else f"took {took:.0f} s")
 
 
 def missing(program, args):
