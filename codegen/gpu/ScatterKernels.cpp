@@ -15,6 +15,7 @@
 // 294 rows, each thread reading the 16,384 ids once; its wpe gradient
 // (V = 1024) 171 ranges of 6 rows.
 #include "codegen/gpu/GpuLowering.h"
+#include "codegen/linalg/LoweringUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/MathExtras.h"
@@ -59,14 +60,9 @@ FailureOr<LaunchShape> emitRowScatterAdd(KernelBuilder &kb,
     emitLoop(kb, kb.index(0), kb.index(count), kb.index(1), [&](Value i) {
       // The id as an index, clamped into the table (as the CPU's loops).
       Value id = b.create<memref::LoadOp>(loc, ids, i);
-      Value index =
-          op.getUnsignedIds()
-              ? b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), id)
-                    .getResult()
-              : b.create<arith::IndexCastOp>(loc, b.getIndexType(), id)
-                    .getResult();
-      Value low = b.create<arith::MaxSIOp>(loc, index, kb.index(0));
-      Value row = b.create<arith::MinSIOp>(loc, low, kb.index(rows - 1));
+      Value row = lowering::clampIndex(
+          b, loc, lowering::castToIndex(b, loc, id, op.getUnsignedIds()),
+          rows);
       Value fromFirst =
           b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, row, first);
       Value beforeEnd =
